@@ -1,0 +1,64 @@
+// Which bandwidth cases to run, how large, and which to waive before touching the GPU:
+// allocators the device cannot use, and host-backed buffers that would not fit in
+// MemAvailable minus a reserve (on GB10 the GPU and the CPU share one pool, and a running
+// llama-server may hold most of it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gb10tune/gpu/gpu_info.hpp"
+#include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::bench {
+
+inline constexpr std::uint64_t kDefaultBufferBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kQuickBufferBytes = std::uint64_t{256} << 20;
+inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
+
+struct BandwidthOptions {
+  std::uint64_t buffer_bytes = 0;  // 0: the default (1 GiB, 256 MiB with quick; >= 4x L2)
+  bool quick = false;              // a ~2 s subset: device read/copy, memcpy, managed, pinned
+  bool sweep = false;              // also device reads from 1 MiB up to the buffer size
+  int samples = 0;                 // 0: 10 (5 with quick)
+  int warmup = 0;                  // 0: 3 (1 with quick)
+  std::uint64_t reserve_bytes = kDefaultReserveBytes;
+  std::vector<kernels::Allocator> allocators;  // empty: all
+  std::vector<kernels::Operation> operations;  // empty: all
+  int device = 0;
+};
+
+// One case as planned; waived ones are never run.
+struct PlannedCase {
+  kernels::CaseSpec spec;
+  std::uint64_t host_bytes = 0;  // memory taken from MemAvailable (all of it on unified GPUs)
+  std::string waived;            // why it will not run, "" when it will
+};
+
+struct BandwidthPlan {
+  std::uint64_t buffer_bytes = 0;
+  std::uint64_t host_budget_bytes = 0;  // MemAvailable − reserve, 0 when none is left
+  std::vector<PlannedCase> cases;
+  std::vector<std::uint64_t> sweep_bytes;  // device-read sizes of the sweep, ascending
+  std::uint64_t scaling_bytes = 0;         // the half-size device read of the scaling check
+  std::vector<std::string> notes;          // things the user should know about the plan
+};
+
+// Plans the run for `device`. `mem_available` is MemAvailable in bytes (nullopt: unknown, and
+// host-backed cases are then waived). An Error for options that make no sense (zero samples,
+// a buffer smaller than 4 KiB).
+Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
+                                       const BandwidthOptions& options,
+                                       std::optional<std::uint64_t> mem_available);
+
+// Buffers a case allocates: two for copy and memcpy_d2d, one otherwise.
+int buffers_of(kernels::Operation operation);
+
+// True for allocators whose memory comes from the host (everything except cudaMalloc on a
+// discrete GPU; on an integrated GPU cudaMalloc memory is host memory too).
+bool uses_host_memory(kernels::Allocator allocator, const gpu::GpuDevice& device);
+
+}  // namespace gb10tune::bench

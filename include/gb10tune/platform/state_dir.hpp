@@ -1,0 +1,28 @@
+// Where gb10tune keeps its state (probe results, launch records, pid file, log), and how it
+// writes files there safely.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "gb10tune/platform/environment.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::platform {
+
+// $XDG_STATE_HOME/gb10tune, else $HOME/.local/state/gb10tune; an Error when neither
+// variable is set to an absolute path.
+Expected<std::filesystem::path> state_dir(const Environment& env);
+
+// $XDG_CONFIG_HOME/gb10tune, else $HOME/.config/gb10tune; same failure rule.
+Expected<std::filesystem::path> config_dir(const Environment& env);
+
+// Creates `dir` and its parents, the last one mode 0700; refuses a final component that is
+// a symlink or a directory writable by others.
+Status ensure_private_dir(const std::filesystem::path& dir);
+
+// Replaces `path` with `content` atomically (temp file in the same directory, fsync,
+// rename); never follows a symlink at the temp name. Mode 0600.
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace gb10tune::platform

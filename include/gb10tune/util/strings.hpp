@@ -1,0 +1,53 @@
+// Small string helpers shared by the parsers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gb10tune {
+
+// `text` without leading and trailing blanks (space, tab, CR, LF).
+std::string_view trim(std::string_view text);
+
+// Splits `text` at every `separator`; keeps empty fields.
+std::vector<std::string_view> split(std::string_view text, char separator);
+
+// Splits `text` at runs of blanks; never returns empty fields.
+std::vector<std::string_view> split_words(std::string_view text);
+
+// Parses a whole decimal (or 0x-prefixed hexadecimal) unsigned integer; nullopt on any junk
+// or overflow.
+std::optional<std::uint64_t> parse_u64(std::string_view text);
+
+// "1.5 GiB"-style rendering of a byte count (binary units).
+std::string format_bytes(std::uint64_t bytes);
+
+// "80.0 GB"-style rendering with decimal units (what vendors print).
+std::string format_bytes_si(std::uint64_t bytes);
+
+// True when `text` starts with `prefix`.
+constexpr bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace gb10tune
+
+namespace gb10tune {
+
+// Word-wraps `text` at `width` columns, prefixing every line with `indent`; words longer
+// than a line stay whole. Ends without a newline.
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view indent);
+
+}  // namespace gb10tune
+
+namespace gb10tune {
+
+// Parses a size: a number (fractions allowed) with an optional unit. K, M, G, T and KiB, MiB,
+// GiB, TiB are binary (1G = 2^30 bytes); KB, MB, GB, TB are decimal; B or nothing is bytes.
+// nullopt for junk, a negative or zero size, or overflow.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+}  // namespace gb10tune

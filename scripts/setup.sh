@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the build dependencies that are missing (Debian/Ubuntu packages), then configures
+# and builds gb10tune. Safe to run again: it only installs what is missing and rebuilds what
+# changed.
+#
+#   scripts/setup.sh              release build in build/ (CUDA parts when nvcc is found)
+#   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build of the host code in build-asan/
+#
+# Environment: GB10TUNE_WERROR=ON turns warnings into errors (CI does this);
+# GB10TUNE_CUDA=AUTO|ON|OFF (default AUTO); CUDACXX=/path/to/nvcc to pick a CUDA compiler.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+sanitize=OFF
+build_dir=build
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=ON; build_dir=build-asan ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(cmake make g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
+          libcpp-httplib-dev)
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup.sh: run as root or install sudo" >&2; exit 1; }
+    sudo_cmd=(sudo)
+  fi
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda=${GB10TUNE_CUDA:-AUTO}
+if [ "$sanitize" = ON ]; then
+  cuda=OFF  # the sanitizers cover the host code; the CUDA runtime is not built for them
+fi
+if [ "$cuda" != OFF ] && [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null; then
+  for candidate in /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc; do
+    if [ -x "$candidate" ]; then export CUDACXX=$candidate; break; fi
+  done
+fi
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+  -DGB10TUNE_CUDA="$cuda" -DGB10TUNE_SANITIZE="$sanitize" \
+  -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

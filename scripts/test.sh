@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds gb10tune (through setup.sh, same options) and runs every test with CTest.
+# Tests labelled `gpu` skip cleanly on a machine without an NVIDIA GPU.
+#
+#   scripts/test.sh              release build, all tests
+#   scripts/test.sh --sanitize   the same tests under AddressSanitizer + UBSan
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh "$@"
+build_dir=build
+for arg in "$@"; do [ "$arg" = --sanitize ] && build_dir=build-asan; done
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

@@ -1,0 +1,160 @@
+#include "bench_command.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "gb10tune/bench/measure_bandwidth.hpp"
+#include "gb10tune/platform/interrupt.hpp"
+#include "gb10tune/report/bench_report.hpp"
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::cli {
+
+namespace {
+
+struct BenchOptions {
+  bool json = false;
+  bool quick = false;
+  bool sweep = false;
+  std::string size;
+  std::string reserve;
+  int samples = 0;
+  int warmup = 0;
+  double peak_gbps = 0;
+  int device = 0;
+  std::vector<std::string> allocators;
+  std::vector<std::string> operations;
+};
+
+// Turns the command-line strings into BandwidthOptions; an Error (exit 2) names the option.
+Expected<bench::BandwidthOptions> to_options(const BenchOptions& in) {
+  bench::BandwidthOptions out;
+  out.quick = in.quick;
+  out.sweep = in.sweep;
+  out.samples = in.samples;
+  out.warmup = in.warmup;
+  out.device = in.device;
+  if (!in.size.empty()) {
+    const auto bytes = parse_size(in.size);
+    if (!bytes) {
+      return Error{fmt::format("--size '{}' is not a size; write e.g. 1G, 512MiB or 2GB", in.size),
+                   ExitCode::usage};
+    }
+    out.buffer_bytes = *bytes;
+  }
+  if (!in.reserve.empty()) {
+    const auto bytes = in.reserve == "0" ? std::optional<std::uint64_t>(0) : parse_size(in.reserve);
+    if (!bytes) {
+      return Error{fmt::format("--reserve '{}' is not a size; write e.g. 12GB or 8G", in.reserve),
+                   ExitCode::usage};
+    }
+    out.reserve_bytes = *bytes;
+  }
+  for (const std::string& id : in.allocators) {
+    const auto allocator = kernels::parse_allocator(id);
+    if (!allocator) {
+      return Error{fmt::format("--allocators: unknown allocator '{}'; use device, managed, "
+                               "managed_prefetch, managed_advise, pinned_host, pageable_malloc "
+                               "or pageable_mmap",
+                               id),
+                   ExitCode::usage};
+    }
+    out.allocators.push_back(*allocator);
+  }
+  for (const std::string& id : in.operations) {
+    const auto operation = kernels::parse_operation(id);
+    if (!operation) {
+      return Error{fmt::format("--operations: unknown operation '{}'; use read, write, copy or "
+                               "memcpy_d2d",
+                               id),
+                   ExitCode::usage};
+    }
+    out.operations.push_back(*operation);
+  }
+  return out;
+}
+
+ExitCode run(const BenchOptions& in, Context& ctx) {
+  const auto options = to_options(in);
+  if (!options) {
+    *ctx.err << "gb10tune bench: " << options.error().message << "\n";
+    return options.error().code;
+  }
+  const std::optional<double> peak =
+      in.peak_gbps > 0 ? std::optional<double>(in.peak_gbps * 1e9) : std::nullopt;
+  const auto run = run_bandwidth_job(*options, peak, ctx, true);
+  if (!run) {
+    *ctx.err << run.error().message << "\n";
+    return run.error().code;
+  }
+  if (in.json) {
+    *ctx.out << report::dump_document(report::bandwidth_to_json(*run));
+  } else {
+    *ctx.out << report::render_bandwidth_text(*run, ctx.out_style());
+  }
+  if (run->interrupted) {
+    return ExitCode::interrupted;
+  }
+  return run->all_valid ? ExitCode::ok : ExitCode::failed;
+}
+
+}  // namespace
+
+Expected<bench::BandwidthRun> run_bandwidth_job(const bench::BandwidthOptions& options,
+                                                std::optional<double> peak_override, Context& ctx,
+                                                bool progress) {
+  platform::InterruptGuard interrupt;
+  bench::BandwidthEnvironment environment;
+  environment.sysroot = &ctx.sysroot;
+  environment.gpu = ctx.gpu;
+  environment.runner = ctx.bandwidth_runner;
+  environment.cancel = &interrupt.flag();
+  if (progress) {
+    std::ostream* err = ctx.err;
+    environment.progress = [err](int index, int total, const bench::CaseOutcome& outcome) {
+      *err << report::render_progress_line(index, total, outcome) << "\n" << std::flush;
+    };
+  }
+  return bench::measure_bandwidth(options, peak_override, environment);
+}
+
+Runner setup_bench(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench",
+      "Measure GPU memory bandwidth per allocation path: the same kernels on cudaMalloc, "
+      "managed, pinned-host and pageable memory (read, write, copy), with a cudaMemcpy "
+      "reference.");
+  sub->add_flag("--json", options->json, "Print one JSON document (every sample) instead of text");
+  sub->add_flag("--quick", options->quick,
+                "A ~2 s subset: cudaMalloc read/copy, memcpy, managed and pinned reads");
+  sub->add_flag("--sweep", options->sweep,
+                "Also read buffers from 1 MiB up to --size: shows the cache-to-DRAM knee");
+  sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")
+      ->option_text("SIZE");
+  sub->add_option("--samples", options->samples, "Timed runs per case (default 10)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--warmup", options->warmup, "Untimed runs first (default 3)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--peak", options->peak_gbps,
+                  "Nominal memory bandwidth in GB/s (default: from the device table)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--reserve", options->reserve,
+                  "Host memory left untouched (default 12GB): host buffers never exceed "
+                  "MemAvailable minus this")
+      ->option_text("SIZE");
+  sub->add_option("--device", options->device, "CUDA device index (default 0)");
+  sub->add_option("--allocators", options->allocators,
+                  "Only these: device, managed, managed_prefetch, managed_advise, pinned_host, "
+                  "pageable_malloc, pageable_mmap")
+      ->delimiter(',');
+  sub->add_option("--operations", options->operations, "Only these: read, write, copy, memcpy_d2d")
+      ->delimiter(',');
+  sub->footer(
+      "Exit codes: 0 ok, 1 a case failed or a figure did not validate, 2 usage error, 4 no "
+      "usable GPU, 130 interrupted (everything allocated is freed).");
+  return [options](Context& ctx) { return run(*options, ctx); };
+}
+
+}  // namespace gb10tune::cli

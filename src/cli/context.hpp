@@ -1,0 +1,38 @@
+// What a subcommand may touch of the outside world. main() fills it from the real process;
+// tests fill it with fixture sysroots, fake GPUs and string streams.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "gb10tune/bench/bandwidth_bench.hpp"
+#include "gb10tune/gpu/gpu_backend.hpp"
+#include "gb10tune/platform/environment.hpp"
+#include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/report/document.hpp"
+#include "gb10tune/util/exit_code.hpp"
+
+namespace gb10tune::cli {
+
+struct Context {
+  platform::Environment env;
+  std::ostream* out = nullptr;  // results: text or one JSON document
+  std::ostream* err = nullptr;  // errors, warnings, progress
+  bool out_is_tty = false;
+  bool err_is_tty = false;
+  gpu::GpuBackend* gpu = nullptr;
+  std::string uname_machine;  // "aarch64"; the fallback when a sysroot does not say
+  std::function<std::string()> now_iso8601;
+  bench::CaseRunner bandwidth_runner;  // kernels::run_case, or a fake in tests
+
+  // Set by the global --sysroot option before a subcommand runs.
+  platform::Sysroot sysroot;
+
+  report::TextStyle out_style() const { return report::TextStyle::for_stream(out_is_tty, env); }
+};
+
+// A parsed subcommand, ready to run.
+using Runner = std::function<ExitCode(Context&)>;
+
+}  // namespace gb10tune::cli

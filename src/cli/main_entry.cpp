@@ -1,0 +1,38 @@
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+#include "app.hpp"
+#include "gb10tune/kernels/bandwidth.hpp"
+
+namespace gb10tune::cli {
+
+int main_entry(int argc, char** argv) {
+  auto backend = gpu::make_system_backend();
+  Context ctx;
+  ctx.env = platform::Environment::current();
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  ctx.out_is_tty = ::isatty(STDOUT_FILENO) == 1;
+  ctx.err_is_tty = ::isatty(STDERR_FILENO) == 1;
+  ctx.gpu = backend.get();
+  ctx.bandwidth_runner = kernels::run_case;
+  utsname names{};
+  if (::uname(&names) == 0) {
+    ctx.uname_machine = names.machine;
+  }
+  ctx.now_iso8601 = [] {
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm utc{};
+    ::gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(text);
+  };
+  return run_cli(argc, argv, ctx);
+}
+
+}  // namespace gb10tune::cli

@@ -1,0 +1,102 @@
+#include "probe_command.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "bench_command.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/probe/probe.hpp"
+#include "gb10tune/report/bench_report.hpp"
+#include "gb10tune/report/probe_report.hpp"
+
+namespace gb10tune::cli {
+
+namespace {
+
+struct ProbeOptions {
+  bool json = false;
+  bool no_save = false;
+  bool quick_bench = false;
+  std::string llama_server;
+};
+
+// Saves the document where launch and verify look for it; a failure is a warning only.
+void save_probe(const nlohmann::json& doc, Context& ctx) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    *ctx.err << "warning: probe result not saved: " << dir.error().message << "\n";
+    return;
+  }
+  if (const Status made = platform::ensure_private_dir(*dir); !made) {
+    *ctx.err << "warning: probe result not saved: " << made.error().message << "\n";
+    return;
+  }
+  const auto path = *dir / "probe.json";
+  if (const Status written = platform::write_file_atomic(path, report::dump_document(doc));
+      !written) {
+    *ctx.err << "warning: probe result not saved: " << written.error().message << "\n";
+    return;
+  }
+  *ctx.err << "probe result saved to " << path.string() << "\n";
+}
+
+ExitCode run(const ProbeOptions& options, Context& ctx) {
+  probe::ProbeInputs inputs;
+  inputs.sysroot = &ctx.sysroot;
+  inputs.env = &ctx.env;
+  inputs.gpu = ctx.gpu;
+  if (!options.llama_server.empty()) {
+    inputs.llama_server = options.llama_server;
+  }
+  inputs.fallback_arch = ctx.sysroot.is_live() ? ctx.uname_machine : std::string();
+  inputs.now_iso8601 = ctx.now_iso8601();
+  probe::ProbeResult result = probe::run_probe(inputs);
+  if (options.quick_bench) {
+    bench::BandwidthOptions quick;
+    quick.quick = true;
+    if (auto run = run_bandwidth_job(quick, std::nullopt, ctx, false)) {
+      result.bandwidth.summary = report::render_bandwidth_summary(*run);
+      result.bandwidth.run = std::move(*run);
+    } else {
+      result.bandwidth.summary = "not run: " + run.error().message;
+    }
+  }
+
+  const nlohmann::json doc = report::probe_to_json(result);
+  if (options.json) {
+    *ctx.out << report::dump_document(doc);
+  } else {
+    *ctx.out << report::render_probe_text(result, ctx.out_style());
+  }
+  if (!options.no_save) {
+    save_probe(doc, ctx);
+  }
+  for (const std::string& error : result.errors) {
+    *ctx.err << "error: " << error << "\n";
+  }
+  return result.errors.empty() ? ExitCode::ok : ExitCode::failed;
+}
+
+}  // namespace
+
+Runner setup_probe(CLI::App& app) {
+  auto options = std::make_shared<ProbeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "probe",
+      "Describe this machine for llama.cpp: OS, CPU features, memory budget, GPU, the exact "
+      "llama.cpp build line, advice, and the llama-server binaries found.");
+  sub->add_flag("--json", options->json, "Print one JSON document instead of text");
+  sub->add_flag("--no-save", options->no_save, "Do not save the result under the state directory");
+  sub->add_flag("--quick-bench", options->quick_bench,
+                "Also run a ~2 s GPU bandwidth check (gb10tune bench --quick)");
+  sub->add_option("--llama-server", options->llama_server, "Also report this llama-server binary")
+      ->option_text("PATH");
+  sub->footer(
+      "The JSON result is saved to $XDG_STATE_HOME/gb10tune/probe.json (default "
+      "~/.local/state/gb10tune) for launch and verify.\nExit codes: 0 ok, 1 a /proc file could "
+      "not be read, 2 usage error.");
+  return [options](Context& ctx) { return run(*options, ctx); };
+}
+
+}  // namespace gb10tune::cli

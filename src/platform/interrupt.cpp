@@ -1,0 +1,45 @@
+#include "gb10tune/platform/interrupt.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+
+namespace gb10tune::platform {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_signal(int signal) {
+  if (g_interrupted.exchange(true)) {
+    ::_exit(128 + signal);  // a second Ctrl-C: the user insists
+  }
+}
+
+}  // namespace
+
+struct InterruptGuard::Saved {
+  struct sigaction int_action {};
+  struct sigaction term_action {};
+};
+
+InterruptGuard::InterruptGuard() : m_saved(new Saved) {
+  g_interrupted = false;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, &m_saved->int_action);
+  ::sigaction(SIGTERM, &action, &m_saved->term_action);
+}
+
+InterruptGuard::~InterruptGuard() {
+  ::sigaction(SIGINT, &m_saved->int_action, nullptr);
+  ::sigaction(SIGTERM, &m_saved->term_action, nullptr);
+  delete m_saved;
+}
+
+const std::atomic<bool>& InterruptGuard::flag() const {
+  return g_interrupted;
+}
+
+}  // namespace gb10tune::platform

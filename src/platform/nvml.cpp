@@ -1,0 +1,106 @@
+#include "gb10tune/platform/nvml.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <array>
+
+namespace gb10tune::platform {
+
+namespace {
+
+// The parts of NVML's C ABI gb10tune uses, declared here so that building needs no NVML
+// header. Layouts follow the stable v2 structures of nvml.h.
+using NvmlReturn = int;
+using NvmlDevice = void*;
+struct NvmlProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr NvmlReturn kNvmlSuccess = 0;
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
+
+// Unloads the library on scope exit.
+class Library {
+ public:
+  explicit Library(const char* name) : m_handle(::dlopen(name, RTLD_NOW | RTLD_LOCAL)) {}
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+  ~Library() {
+    if (m_handle != nullptr) {
+      ::dlclose(m_handle);
+    }
+  }
+  bool loaded() const { return m_handle != nullptr; }
+  template <class Fn>
+  Fn symbol(const char* name) const {
+    return reinterpret_cast<Fn>(::dlsym(m_handle, name));
+  }
+
+ private:
+  void* m_handle;
+};
+
+}  // namespace
+
+gpu::NvmlReport query_nvml() {
+  gpu::NvmlReport report;
+  Library nvml("libnvidia-ml.so.1");
+  if (!nvml.loaded()) {
+    const char* why = ::dlerror();
+    report.detail = fmt::format("NVML not loaded: {}", why != nullptr ? why : "unknown reason");
+    return report;
+  }
+  const auto init = nvml.symbol<NvmlReturn (*)()>("nvmlInit_v2");
+  const auto shutdown = nvml.symbol<NvmlReturn (*)()>("nvmlShutdown");
+  const auto driver_version =
+      nvml.symbol<NvmlReturn (*)(char*, unsigned int)>("nvmlSystemGetDriverVersion");
+  const auto device_count = nvml.symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
+  const auto device_handle =
+      nvml.symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
+  const auto processes = nvml.symbol<NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*)>(
+      "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (init == nullptr || shutdown == nullptr || driver_version == nullptr) {
+    report.detail = "NVML not usable: libnvidia-ml.so.1 lacks nvmlInit_v2 (driver too old)";
+    return report;
+  }
+  if (const NvmlReturn rc = init(); rc != kNvmlSuccess) {
+    report.detail = fmt::format("NVML not usable: nvmlInit_v2 returned {}", rc);
+    return report;
+  }
+  report.loaded = true;
+  report.detail = "libnvidia-ml.so.1";
+  std::array<char, 96> version{};
+  if (driver_version(version.data(), version.size()) == kNvmlSuccess) {
+    report.driver_version = version.data();
+  }
+  unsigned int count = 0;
+  if (device_count != nullptr && device_handle != nullptr && processes != nullptr &&
+      device_count(&count) == kNvmlSuccess) {
+    for (unsigned int index = 0; index < count; ++index) {
+      NvmlDevice device = nullptr;
+      if (device_handle(index, &device) != kNvmlSuccess) {
+        continue;
+      }
+      std::array<NvmlProcessInfo, 256> infos{};
+      unsigned int n = infos.size();
+      if (processes(device, &n, infos.data()) != kNvmlSuccess) {
+        continue;
+      }
+      for (unsigned int i = 0; i < n && i < infos.size(); ++i) {
+        gpu::GpuProcessMemory entry;
+        entry.device_index = static_cast<int>(index);
+        entry.pid = infos[i].pid;
+        entry.used_bytes =
+            infos[i].used_gpu_memory == kNvmlValueNotAvailable ? 0 : infos[i].used_gpu_memory;
+        report.processes.push_back(entry);
+      }
+    }
+  }
+  shutdown();
+  return report;
+}
+
+}  // namespace gb10tune::platform

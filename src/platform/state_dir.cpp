@@ -1,0 +1,103 @@
+#include "gb10tune/platform/state_dir.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gb10tune::platform {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Expected<fs::path> xdg_dir(const Environment& env, const char* xdg_var, const char* home_suffix) {
+  if (const auto xdg = env.get(xdg_var); xdg && !xdg->empty() && xdg->front() == '/') {
+    return fs::path(*xdg) / "gb10tune";
+  }
+  if (const auto home = env.get("HOME"); home && !home->empty() && home->front() == '/') {
+    return fs::path(*home) / home_suffix / "gb10tune";
+  }
+  return Error{
+      fmt::format("neither {} nor HOME is set to an absolute path; set one of them", xdg_var)};
+}
+
+}  // namespace
+
+Expected<fs::path> state_dir(const Environment& env) {
+  return xdg_dir(env, "XDG_STATE_HOME", ".local/state");
+}
+
+Expected<fs::path> config_dir(const Environment& env) {
+  return xdg_dir(env, "XDG_CONFIG_HOME", ".config");
+}
+
+Status ensure_private_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  if (ec) {
+    return Error{fmt::format("cannot create {}: {}", dir.parent_path().string(), ec.message())};
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Error{fmt::format("cannot create {}: {}", dir.string(), std::strerror(errno))};
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return Error{fmt::format("cannot inspect {}: {}", dir.string(), std::strerror(errno))};
+  }
+  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+    return Error{
+        fmt::format("{} is not a plain directory (a symlink or a file); remove it and "
+                    "run again",
+                    dir.string())};
+  }
+  if ((st.st_mode & S_IWOTH) != 0 || st.st_uid != ::geteuid()) {
+    return Error{
+        fmt::format("{} is writable by others or owned by another user; fix its "
+                    "ownership and mode (chmod 700)",
+                    dir.string())};
+  }
+  return {};
+}
+
+Status write_file_atomic(const fs::path& path, std::string_view content) {
+  const fs::path temp =
+      path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Error{fmt::format("cannot create {}: {}", temp.string(), std::strerror(errno))};
+  }
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return Error{fmt::format("cannot write {}: {}", temp.string(), std::strerror(saved))};
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed) {
+    const int saved = synced ? errno : sync_errno;
+    ::unlink(temp.c_str());
+    return Error{fmt::format("cannot write {}: {}", temp.string(), std::strerror(saved))};
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temp.c_str());
+    return Error{fmt::format("cannot replace {}: {}", path.string(), std::strerror(saved))};
+  }
+  return {};
+}
+
+}  // namespace gb10tune::platform

@@ -1,0 +1,21 @@
+#include "gb10tune/gpu/gpu_backend.hpp"
+#include "gb10tune/platform/cuda_devices.hpp"
+#include "gb10tune/platform/nvml.hpp"
+
+namespace gb10tune::gpu {
+
+namespace {
+
+class SystemBackend final : public GpuBackend {
+ public:
+  GpuReport query_devices() override { return platform::query_cuda_devices(); }
+  NvmlReport query_nvml() override { return platform::query_nvml(); }
+};
+
+}  // namespace
+
+std::unique_ptr<GpuBackend> make_system_backend() {
+  return std::make_unique<SystemBackend>();
+}
+
+}  // namespace gb10tune::gpu

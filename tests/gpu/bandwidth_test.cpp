@@ -1,0 +1,290 @@
+// Tests of the bandwidth kernels (label `gpu`): GPU cases skip without CUDA or without a device;
+// the pattern arithmetic and the no-CUDA stub are checked everywhere.
+#include "gb10tune/kernels/bandwidth.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gb10tune::kernels {
+namespace {
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+// Sum of the little-endian words of the pattern, one byte at a time (the definition).
+std::uint64_t brute_force_checksum(std::uint64_t bytes, std::uint32_t seed) {
+  std::uint64_t sum = 0;
+  for (std::uint64_t b = 0; b < bytes; ++b) {
+    const auto word = static_cast<std::uint32_t>(b / 4 + seed);
+    const std::uint64_t byte = (word >> (8 * (b % 4))) & 0xffu;
+    sum += byte << (8 * (b % 4));
+  }
+  return sum;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+CaseSpec make_spec(Allocator allocator, Operation operation, std::uint64_t bytes) {
+  CaseSpec spec;
+  spec.allocator = allocator;
+  spec.operation = operation;
+  spec.bytes = bytes;
+  spec.warmup_runs = 1;
+  spec.samples = 3;
+  return spec;
+}
+
+std::string describe(const CaseResult& r) {
+  return std::string(to_string(r.status)) + ": " + r.reason + " | " + r.validation;
+}
+
+TEST(PatternChecksum, MatchesTheDefinitionForSmallSizesAndWrappingSeeds) {
+  for (const std::uint32_t seed : {0u, 1u, 0x9e3779b9u, 0xfffffff0u, 0xffffffffu}) {
+    for (std::uint64_t bytes = 0; bytes <= 80; ++bytes) {
+      EXPECT_EQ(pattern_checksum(bytes, seed), brute_force_checksum(bytes, seed))
+          << "bytes " << bytes << " seed " << seed;
+    }
+  }
+}
+
+TEST(PatternChecksum, MatchesTheDefinitionAcrossTheWordWrap) {
+  // 2^20 words starting 2^19 below the wrap of the 32-bit word value.
+  const std::uint64_t bytes = 4 * kMiB + 3;
+  const std::uint32_t seed = 0xfff80000u;
+  EXPECT_EQ(pattern_checksum(bytes, seed), brute_force_checksum(bytes, seed));
+}
+
+TEST(PatternChecksum, ChangesWithSizeAndSeed) {
+  EXPECT_NE(pattern_checksum(1 * kMiB, 7), pattern_checksum(1 * kMiB - 4, 7));
+  EXPECT_NE(pattern_checksum(1 * kMiB, 7), pattern_checksum(1 * kMiB, 8));
+}
+
+TEST(Names, AreStableAndRoundTrip) {
+  EXPECT_EQ(to_string(Allocator::managed_prefetch), "managed_prefetch");
+  EXPECT_EQ(to_string(Operation::memcpy_d2d), "memcpy_d2d");
+  EXPECT_EQ(to_string(CaseStatus::waived), "waived");
+  for (const Allocator a : kAllAllocators)
+    EXPECT_EQ(parse_allocator(to_string(a)), a);
+  for (const Operation o : kAllOperations)
+    EXPECT_EQ(parse_operation(to_string(o)), o);
+  EXPECT_FALSE(parse_allocator("cudaMalloc").has_value());
+}
+
+TEST(Stub, ReportsNotAvailableWithoutCuda) {
+  if (built_with_cuda())
+    GTEST_SKIP() << "built with CUDA";
+  EXPECT_EQ(device_count(), 0);
+  const CaseResult r = run_case(CaseSpec{});
+  EXPECT_EQ(r.status, CaseStatus::failed);
+  EXPECT_EQ(r.reason, "not available: built without CUDA");
+}
+
+TEST(DeviceCount, IsNeverNegative) {
+  EXPECT_GE(device_count(), 0);
+}
+
+class GpuBandwidth : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!built_with_cuda())
+      GTEST_SKIP() << "built without CUDA";
+    if (device_count() == 0)
+      GTEST_SKIP() << "no CUDA device or driver";
+  }
+};
+
+TEST_F(GpuBandwidth, ReadChecksumValidatedOnDeviceMemory) {
+  CaseSpec spec = make_spec(Allocator::device, Operation::read, 64 * kMiB);
+  spec.samples = 10;
+  const CaseResult r = run_case(spec);
+  ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+  EXPECT_TRUE(r.validated);
+  EXPECT_NE(r.validation.find("matches"), std::string::npos) << r.validation;
+  ASSERT_EQ(r.sample_seconds.size(), 10u);
+  for (const double s : r.sample_seconds)
+    EXPECT_GT(s, 0.0);
+  EXPECT_GT(r.grid_blocks, 0);
+  EXPECT_GT(r.block_threads, 0);
+  EXPECT_FALSE(r.kernel.empty());
+  EXPECT_FALSE(r.device_name.empty());
+}
+
+TEST_F(GpuBandwidth, CopyDestinationValidated) {
+  const CaseResult r = run_case(make_spec(Allocator::device, Operation::copy, 64 * kMiB + 13));
+  ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+  EXPECT_TRUE(r.validated);
+  EXPECT_NE(r.validation.find("sampled bytes match"), std::string::npos) << r.validation;
+}
+
+TEST_F(GpuBandwidth, WriteValidated) {
+  const CaseResult r = run_case(make_spec(Allocator::device, Operation::write, 64 * kMiB + 5));
+  ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+  EXPECT_TRUE(r.validated);
+}
+
+TEST_F(GpuBandwidth, MemcpyReferenceValidated) {
+  const CaseResult r = run_case(make_spec(Allocator::device, Operation::memcpy_d2d, 64 * kMiB));
+  ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+  EXPECT_TRUE(r.validated);
+  EXPECT_EQ(r.grid_blocks, 0);
+}
+
+TEST_F(GpuBandwidth, ValidationFailsOnACorruptedBuffer) {
+  for (const Operation op : kAllOperations) {
+    CaseSpec spec = make_spec(Allocator::device, op, 8 * kMiB + 7);
+    spec.inject_corruption = true;
+    const CaseResult r = run_case(spec);
+    EXPECT_EQ(r.status, CaseStatus::failed) << to_string(op) << " " << describe(r);
+    EXPECT_FALSE(r.validated) << to_string(op);
+    EXPECT_NE(r.reason.find("validation failed"), std::string::npos) << r.reason;
+  }
+}
+
+TEST_F(GpuBandwidth, OddAndTinySizesValidated) {
+  for (const std::uint64_t bytes : {1ull, 3ull, 15ull, 16ull, 17ull, 4099ull, 1048591ull}) {
+    for (const Operation op : kAllOperations) {
+      const CaseResult r = run_case(make_spec(Allocator::device, op, bytes));
+      EXPECT_EQ(r.status, CaseStatus::ok) << bytes << " " << to_string(op) << " " << describe(r);
+      EXPECT_TRUE(r.validated) << bytes << " " << to_string(op);
+    }
+  }
+}
+
+TEST_F(GpuBandwidth, BytesAccounting) {
+  const std::uint64_t bytes = 16 * kMiB + 1;
+  const struct {
+    Operation op;
+    std::uint64_t traffic;
+  } expected[] = {{Operation::read, bytes},
+                  {Operation::write, bytes},
+                  {Operation::copy, 2 * bytes},
+                  {Operation::memcpy_d2d, 2 * bytes}};
+  for (const auto& e : expected) {
+    CaseSpec spec = make_spec(Allocator::device, e.op, bytes);
+    spec.warmup_runs = 0;
+    spec.samples = 4;
+    const CaseResult r = run_case(spec);
+    ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+    EXPECT_EQ(r.traffic_bytes_per_sample, e.traffic) << to_string(e.op);
+    EXPECT_EQ(r.sample_seconds.size(), 4u) << to_string(e.op);
+  }
+}
+
+TEST_F(GpuBandwidth, MemcpyOffTheDeviceAllocatorIsWaived) {
+  const CaseResult r = run_case(make_spec(Allocator::pinned_host, Operation::memcpy_d2d, kMiB));
+  EXPECT_EQ(r.status, CaseStatus::waived) << describe(r);
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_TRUE(r.sample_seconds.empty());
+}
+
+TEST_F(GpuBandwidth, PageableIsWaivedWithReasonOrValidated) {
+  for (const Allocator a : {Allocator::pageable_malloc, Allocator::pageable_mmap}) {
+    const CaseResult r = run_case(make_spec(a, Operation::read, 8 * kMiB + 3));
+    if (r.status == CaseStatus::waived) {
+      EXPECT_EQ(r.reason, "pageable memory is not GPU-accessible here (pageableMemoryAccess = 0)");
+      EXPECT_TRUE(r.sample_seconds.empty());
+    } else {
+      EXPECT_EQ(r.status, CaseStatus::ok) << describe(r);
+      EXPECT_TRUE(r.validated);
+    }
+    std::printf("[ info     ] %s read: %s\n", std::string(to_string(a)).c_str(),
+                describe(r).c_str());
+  }
+}
+
+TEST_F(GpuBandwidth, EveryAllocatorAndOperationIsValidatedOrWaived) {
+  for (const Allocator a : kAllAllocators) {
+    for (const Operation op : kAllOperations) {
+      const CaseResult r = run_case(make_spec(a, op, 8 * kMiB + 3));
+      std::printf("[ info     ] %-16s %-10s %s\n", std::string(to_string(a)).c_str(),
+                  std::string(to_string(op)).c_str(), describe(r).c_str());
+      if (r.status == CaseStatus::waived) {
+        EXPECT_FALSE(r.reason.empty());
+        continue;
+      }
+      EXPECT_EQ(r.status, CaseStatus::ok) << to_string(a) << " " << to_string(op);
+      EXPECT_TRUE(r.validated) << to_string(a) << " " << to_string(op);
+    }
+  }
+}
+
+TEST_F(GpuBandwidth, TimeScalesWithSize) {
+  for (const Operation op : {Operation::read, Operation::copy}) {
+    CaseSpec spec = make_spec(Allocator::device, op, 256 * kMiB);
+    spec.warmup_runs = 2;
+    spec.samples = 9;
+    const CaseResult small = run_case(spec);
+    spec.bytes *= 2;
+    const CaseResult large = run_case(spec);
+    ASSERT_EQ(small.status, CaseStatus::ok) << describe(small);
+    ASSERT_EQ(large.status, CaseStatus::ok) << describe(large);
+    const double ratio = median(large.sample_seconds) / median(small.sample_seconds);
+    EXPECT_GE(ratio, 1.6) << to_string(op);
+    EXPECT_LE(ratio, 2.5) << to_string(op);
+    std::printf("[ info     ] %s: 512 MiB / 256 MiB median time = %.3f\n",
+                std::string(to_string(op)).c_str(), ratio);
+  }
+}
+
+TEST_F(GpuBandwidth, CancelBeforeStartTakesNoSample) {
+  const std::atomic<bool> cancel{true};
+  CaseSpec spec = make_spec(Allocator::device, Operation::read, kMiB);
+  spec.cancel = &cancel;
+  const CaseResult r = run_case(spec);
+  EXPECT_EQ(r.status, CaseStatus::cancelled) << describe(r);
+  EXPECT_TRUE(r.sample_seconds.empty());
+}
+
+TEST_F(GpuBandwidth, CancelDuringRunsReturnsPromptly) {
+  std::atomic<bool> cancel{false};
+  CaseSpec spec = make_spec(Allocator::device, Operation::read, 16 * kMiB);
+  spec.samples = 10'000'000;  // hours without the cancel flag
+  spec.cancel = &cancel;
+  std::thread stopper([&cancel] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel.store(true);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const CaseResult r = run_case(spec);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(r.status, CaseStatus::cancelled) << describe(r);
+  EXPECT_LT(r.sample_seconds.size(), 10'000'000u);
+  EXPECT_LT(elapsed, std::chrono::seconds(20));
+}
+
+TEST_F(GpuBandwidth, InvalidSpecsFailWithReason) {
+  CaseSpec no_samples = make_spec(Allocator::device, Operation::read, kMiB);
+  no_samples.samples = 0;
+  EXPECT_EQ(run_case(no_samples).status, CaseStatus::failed);
+  const CaseResult no_bytes = run_case(make_spec(Allocator::device, Operation::read, 0));
+  EXPECT_EQ(no_bytes.status, CaseStatus::failed);
+  EXPECT_FALSE(no_bytes.reason.empty());
+  CaseSpec bad_device = make_spec(Allocator::device, Operation::read, kMiB);
+  bad_device.device = device_count();
+  const CaseResult r = run_case(bad_device);
+  EXPECT_EQ(r.status, CaseStatus::failed);
+  EXPECT_NE(r.reason.find("no CUDA device"), std::string::npos) << r.reason;
+}
+
+TEST_F(GpuBandwidth, RefusesMoreThanTheDeviceHas) {
+  // 1 PiB of device memory: refused before any allocation, no crash.
+  const CaseResult r =
+      run_case(make_spec(Allocator::device, Operation::read, std::uint64_t{1} << 50));
+  EXPECT_EQ(r.status, CaseStatus::failed);
+  EXPECT_NE(r.reason.find("refusing"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace gb10tune::kernels

@@ -1,0 +1,77 @@
+#include "support/fake_gpu.hpp"
+
+namespace gb10tune::testing {
+
+gpu::GpuDevice gb10_device() {
+  gpu::GpuDevice d;
+  d.name = "NVIDIA GB10";
+  d.cc_major = 12;
+  d.cc_minor = 1;
+  d.sm_count = 48;
+  d.l2_bytes = 24ull << 20;
+  d.total_memory_bytes = 128526036992ull;
+  d.integrated = true;
+  d.managed_memory = true;
+  d.concurrent_managed_access = true;
+  d.pageable_memory_access = true;
+  d.pageable_memory_access_uses_host_page_tables = true;
+  d.pci_bus_id = "000f:01:00.0";
+  return d;
+}
+
+gpu::GpuDevice h200_device() {
+  gpu::GpuDevice d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.l2_bytes = 60ull << 20;
+  d.total_memory_bytes = 150754820096ull;
+  d.memory_clock_khz = 3201000;
+  d.memory_bus_width_bits = 6144;
+  d.managed_memory = true;
+  d.concurrent_managed_access = true;
+  d.pci_bus_id = "0000:19:00.0";
+  return d;
+}
+
+gpu::GpuDevice rtx4090_device() {
+  gpu::GpuDevice d;
+  d.name = "NVIDIA GeForce RTX 4090";
+  d.cc_major = 8;
+  d.cc_minor = 9;
+  d.sm_count = 128;
+  d.l2_bytes = 72ull << 20;
+  d.total_memory_bytes = 25393692672ull;
+  d.memory_clock_khz = 10501000;
+  d.memory_bus_width_bits = 384;
+  d.managed_memory = true;
+  d.concurrent_managed_access = true;
+  d.pci_bus_id = "0000:01:00.0";
+  return d;
+}
+
+FakeGpuBackend fake_gpu_for(std::string_view scenario) {
+  gpu::GpuReport report;
+  gpu::NvmlReport nvml;
+  report.runtime_version = 13000;
+  if (scenario == "gb10" || scenario == "x86-discrete") {
+    report.status = gpu::GpuStatus::available;
+    report.driver_cuda_version = 13000;
+    report.devices.push_back(scenario == "gb10" ? gb10_device() : rtx4090_device());
+    nvml.loaded = true;
+    nvml.detail = "libnvidia-ml.so.1";
+    nvml.driver_version = "580.95.05";
+  } else {
+    report.status = gpu::GpuStatus::no_driver;
+    report.detail =
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA "
+        "runtime version";
+    nvml.detail =
+        "NVML not loaded: libnvidia-ml.so.1: cannot open shared object file: No such "
+        "file or directory";
+  }
+  return FakeGpuBackend(std::move(report), std::move(nvml));
+}
+
+}  // namespace gb10tune::testing

@@ -1,0 +1,113 @@
+#include "support/test_context.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "gb10tune/platform/process.hpp"
+#include "support/fake_gpu.hpp"
+
+namespace gb10tune::testing {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::string pattern = (fs::temp_directory_path() / "gb10tune-test-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp failed");
+  }
+  m_path = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(m_path, ec);
+}
+
+fs::path TempDir::write(const std::string& relative, const std::string& content,
+                        bool executable) const {
+  const fs::path path = m_path / relative;
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+  if (executable) {
+    ::chmod(path.c_str(), 0755);
+  }
+  return path;
+}
+
+fs::path fixture(const std::string& relative) {
+  return fs::path(GB10TUNE_FIXTURES_DIR) / relative;
+}
+
+fs::path sysroot_fixture(const std::string& scenario) {
+  return fixture("sysroot/" + scenario);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
+                     const platform::Environment& env, bench::CaseRunner runner) {
+  FakeGpuBackend gpu = fake_gpu_for(scenario);
+  std::ostringstream out;
+  std::ostringstream err;
+  cli::Context ctx;
+  ctx.env = env;
+  ctx.out = &out;
+  ctx.err = &err;
+  ctx.gpu = &gpu;
+  ctx.uname_machine = "x86_64";
+  ctx.now_iso8601 = [] { return std::string("2026-11-29T12:00:00Z"); };
+  ctx.bandwidth_runner = runner ? std::move(runner) : [](const kernels::CaseSpec&) {
+    ADD_FAILURE() << "a bandwidth case ran without a fake runner";
+    return kernels::CaseResult{};
+  };
+
+  std::vector<std::string> argv_storage{"gb10tune", "--sysroot",
+                                        sysroot_fixture(scenario).string()};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const std::string& arg : argv_storage) {
+    argv.push_back(arg.c_str());
+  }
+  CliResult result;
+  result.exit_code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), ctx);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const fs::path path = fs::path(GB10TUNE_FIXTURES_DIR).parent_path() / "cli" / "golden" / name;
+  if (std::getenv("GB10TUNE_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path, std::ios::binary) << actual;
+  }
+  EXPECT_EQ(actual, read_text(path)) << "golden file " << path
+                                     << " differs; rerun with GB10TUNE_UPDATE_GOLDEN=1 after "
+                                        "checking the change";
+}
+
+CliResult run_binary(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{GB10TUNE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto run = platform::run_capture(argv, std::chrono::seconds(60));
+  CliResult result;
+  if (!run) {
+    ADD_FAILURE() << run.error().message;
+    return result;
+  }
+  result.exit_code = run->exit_status;
+  result.out = run->output;
+  return result;
+}
+
+}  // namespace gb10tune::testing

@@ -1,0 +1,59 @@
+// Test helpers: temporary directories, fixture paths, and running the CLI in-process
+// against a fixture machine.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gb10tune/bench/bandwidth_bench.hpp"
+#include "gb10tune/platform/environment.hpp"
+
+namespace gb10tune::testing {
+
+// A fresh directory under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::filesystem::path& path() const { return m_path; }
+  // Writes `content` to path()/relative (parents created); returns the full path.
+  std::filesystem::path write(const std::string& relative, const std::string& content,
+                              bool executable = false) const;
+
+ private:
+  std::filesystem::path m_path;
+};
+
+// tests/fixtures/<relative>.
+std::filesystem::path fixture(const std::string& relative);
+
+// The fixture sysroot of a scenario: tests/fixtures/sysroot/<scenario>.
+std::filesystem::path sysroot_fixture(const std::string& scenario);
+
+// The text of a file; fails the test when it cannot be read.
+std::string read_text(const std::filesystem::path& path);
+
+// What one in-process CLI run produced.
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `gb10tune args…` in-process against the fixture machine `scenario` (its sysroot and
+// fake GPU) with environment `env` and a fixed clock. Bandwidth cases go to `runner` (none:
+// any case fails the test).
+CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
+                     const platform::Environment& env, bench::CaseRunner runner = {});
+
+// Compares `actual` with tests/cli/golden/<name>; GB10TUNE_UPDATE_GOLDEN=1 rewrites the file
+// (review the diff before committing it).
+void expect_golden(const std::string& name, const std::string& actual);
+
+// Runs the real gb10tune binary with `args` (no shell), capturing stdout+stderr.
+CliResult run_binary(const std::vector<std::string>& args);
+
+}  // namespace gb10tune::testing

@@ -1,0 +1,145 @@
+#include "gb10tune/bench/bandwidth_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/fake_gpu.hpp"
+
+namespace gb10tune::bench {
+namespace {
+
+using kernels::Allocator;
+using kernels::Operation;
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr std::uint64_t kPlenty = 100 * kGiB;
+
+const PlannedCase* find(const BandwidthPlan& plan, Allocator a, Operation o) {
+  for (const PlannedCase& c : plan.cases) {
+    if (c.spec.allocator == a && c.spec.operation == o) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+TEST(BandwidthPlan, FullPlanOnGb10RunsEveryPath) {
+  const auto plan = plan_bandwidth(testing::gb10_device(), {}, kPlenty);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->buffer_bytes, kGiB);
+  // 7 allocators x (read, write, copy) + the memcpy reference.
+  EXPECT_EQ(plan->cases.size(), 22u);
+  for (const PlannedCase& c : plan->cases) {
+    EXPECT_TRUE(c.waived.empty()) << kernels::to_string(c.spec.allocator) << ": " << c.waived;
+    EXPECT_EQ(c.spec.samples, 10);
+    EXPECT_EQ(c.spec.warmup_runs, 3);
+  }
+  // On a unified-memory GPU even cudaMalloc memory comes out of MemAvailable.
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::copy)->host_bytes, 2 * kGiB);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::memcpy_d2d)->host_bytes, 2 * kGiB);
+  EXPECT_EQ(find(*plan, Allocator::managed, Operation::memcpy_d2d), nullptr);
+  EXPECT_EQ(plan->scaling_bytes, kGiB / 2);
+  EXPECT_TRUE(plan->sweep_bytes.empty());
+}
+
+TEST(BandwidthPlan, PageableIsWaivedWithoutPageableMemoryAccess) {
+  const auto plan = plan_bandwidth(testing::h200_device(), {}, kPlenty);
+  ASSERT_TRUE(plan);
+  const PlannedCase* pageable = find(*plan, Allocator::pageable_malloc, Operation::read);
+  ASSERT_NE(pageable, nullptr);
+  EXPECT_EQ(pageable->waived,
+            "pageable memory is not GPU-accessible here (pageableMemoryAccess = 0)");
+  // Discrete: cudaMalloc memory is not host memory.
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::read)->host_bytes, 0u);
+  EXPECT_TRUE(find(*plan, Allocator::managed, Operation::read)->waived.empty());
+}
+
+TEST(BandwidthPlan, ManagedWithoutConcurrentAccessWaivesPrefetchAndAdvise) {
+  gpu::GpuDevice device = testing::rtx4090_device();
+  device.concurrent_managed_access = false;
+  const auto plan = plan_bandwidth(device, {}, kPlenty);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(find(*plan, Allocator::managed, Operation::read)->waived.empty());
+  EXPECT_NE(find(*plan, Allocator::managed_prefetch, Operation::read)
+                ->waived.find("concurrentManagedAccess"),
+            std::string::npos);
+}
+
+TEST(BandwidthPlan, HostBuffersNeverExceedMemAvailableMinusReserve) {
+  BandwidthOptions options;
+  options.reserve_bytes = 12'000'000'000ull;
+  // A running server left 13.5 GB: 1.5 GB usable, enough for one 1 GiB buffer, not two.
+  const auto plan = plan_bandwidth(testing::gb10_device(), options, 13'500'000'000ull);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->host_budget_bytes, 1'500'000'000ull);
+  EXPECT_TRUE(find(*plan, Allocator::managed, Operation::read)->waived.empty());
+  const std::string& copy = find(*plan, Allocator::managed, Operation::copy)->waived;
+  EXPECT_NE(copy.find("needs 2.0 GiB of host memory"), std::string::npos) << copy;
+  EXPECT_NE(copy.find("--size"), std::string::npos);
+  for (const PlannedCase& c : plan->cases) {
+    if (c.waived.empty()) {
+      EXPECT_LE(c.host_bytes, plan->host_budget_bytes);
+    }
+  }
+}
+
+TEST(BandwidthPlan, NothingLeftAfterTheReserveWaivesAllHostCases) {
+  const auto plan = plan_bandwidth(testing::h200_device(), {}, 4'000'000'000ull);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->host_budget_bytes, 0u);
+  EXPECT_TRUE(find(*plan, Allocator::device, Operation::read)->waived.empty());
+  EXPECT_FALSE(find(*plan, Allocator::pinned_host, Operation::read)->waived.empty());
+  const auto unknown = plan_bandwidth(testing::h200_device(), {}, std::nullopt);
+  EXPECT_NE(find(*unknown, Allocator::managed, Operation::read)->waived.find("MemAvailable"),
+            std::string::npos);
+}
+
+TEST(BandwidthPlan, QuickIsASmallSubset) {
+  BandwidthOptions options;
+  options.quick = true;
+  const auto plan = plan_bandwidth(testing::h200_device(), options, kPlenty);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->buffer_bytes, 256u << 20);  // 4x the 60 MiB L2 is 240 MiB: 256 MiB stands
+  ASSERT_EQ(plan->cases.size(), 5u);
+  EXPECT_NE(find(*plan, Allocator::device, Operation::read), nullptr);
+  EXPECT_NE(find(*plan, Allocator::device, Operation::copy), nullptr);
+  EXPECT_NE(find(*plan, Allocator::device, Operation::memcpy_d2d), nullptr);
+  EXPECT_NE(find(*plan, Allocator::managed, Operation::read), nullptr);
+  EXPECT_NE(find(*plan, Allocator::pinned_host, Operation::read), nullptr);
+  EXPECT_EQ(plan->cases.front().spec.samples, 5);
+}
+
+TEST(BandwidthPlan, BufferIsAtLeastFourTimesL2) {
+  gpu::GpuDevice device = testing::h200_device();
+  device.l2_bytes = 300u << 20;  // a future GPU with a huge L2
+  const auto plan = plan_bandwidth(device, {}, kPlenty);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->buffer_bytes, 1200u << 20);
+  BandwidthOptions small;
+  small.buffer_bytes = 64u << 20;
+  const auto forced = plan_bandwidth(device, small, kPlenty);
+  ASSERT_TRUE(forced);
+  EXPECT_EQ(forced->buffer_bytes, 64u << 20);
+  ASSERT_EQ(forced->notes.size(), 1u);
+  EXPECT_NE(forced->notes[0].find("cache hits"), std::string::npos);
+}
+
+TEST(BandwidthPlan, FiltersSweepAndBadOptions) {
+  BandwidthOptions options;
+  options.allocators = {Allocator::device};
+  options.operations = {Operation::read};
+  options.sweep = true;
+  options.buffer_bytes = 8u << 20;
+  const auto plan = plan_bandwidth(testing::h200_device(), options, kPlenty);
+  ASSERT_TRUE(plan);
+  ASSERT_EQ(plan->cases.size(), 1u);
+  EXPECT_EQ(plan->sweep_bytes,
+            (std::vector<std::uint64_t>{1u << 20, 2u << 20, 4u << 20, 8u << 20}));
+  options.buffer_bytes = 100;
+  EXPECT_FALSE(plan_bandwidth(testing::h200_device(), options, kPlenty));
+  options.buffer_bytes = 0;
+  options.samples = -1;
+  EXPECT_FALSE(plan_bandwidth(testing::h200_device(), options, kPlenty));
+}
+
+}  // namespace
+}  // namespace gb10tune::bench
