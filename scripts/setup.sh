@@ -51,7 +51,9 @@ if [ "$cuda" != OFF ] && [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null; 
   done
 fi
 
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+build_type=Release
+if [ "$sanitize" = ON ]; then build_type=Debug; fi  # -O0 keeps the sanitizer build quick
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
   -DGB10TUNE_CUDA="$cuda" -DGB10TUNE_SANITIZE="$sanitize" \
   -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

@@ -88,6 +88,7 @@ ExitCode run(const BenchOptions& in, Context& ctx) {
     *ctx.err << run.error().message << "\n";
     return run.error().code;
   }
+  *ctx.err << fmt::format("measured in {:.1f} s\n", run->wall_seconds);
   if (in.json) {
     *ctx.out << report::dump_document(report::bandwidth_to_json(*run));
   } else {

@@ -49,7 +49,7 @@ std::string describe(const CaseResult& r) {
   return std::string(to_string(r.status)) + ": " + r.reason + " | " + r.validation;
 }
 
-TEST(PatternChecksum, MatchesTheDefinitionForSmallSizesAndWrappingSeeds) {
+TEST(KernelPatternChecksum, MatchesTheDefinitionForSmallSizesAndWrappingSeeds) {
   for (const std::uint32_t seed : {0u, 1u, 0x9e3779b9u, 0xfffffff0u, 0xffffffffu}) {
     for (std::uint64_t bytes = 0; bytes <= 80; ++bytes) {
       EXPECT_EQ(pattern_checksum(bytes, seed), brute_force_checksum(bytes, seed))
@@ -58,19 +58,19 @@ TEST(PatternChecksum, MatchesTheDefinitionForSmallSizesAndWrappingSeeds) {
   }
 }
 
-TEST(PatternChecksum, MatchesTheDefinitionAcrossTheWordWrap) {
+TEST(KernelPatternChecksum, MatchesTheDefinitionAcrossTheWordWrap) {
   // 2^20 words starting 2^19 below the wrap of the 32-bit word value.
   const std::uint64_t bytes = 4 * kMiB + 3;
   const std::uint32_t seed = 0xfff80000u;
   EXPECT_EQ(pattern_checksum(bytes, seed), brute_force_checksum(bytes, seed));
 }
 
-TEST(PatternChecksum, ChangesWithSizeAndSeed) {
+TEST(KernelPatternChecksum, ChangesWithSizeAndSeed) {
   EXPECT_NE(pattern_checksum(1 * kMiB, 7), pattern_checksum(1 * kMiB - 4, 7));
   EXPECT_NE(pattern_checksum(1 * kMiB, 7), pattern_checksum(1 * kMiB, 8));
 }
 
-TEST(Names, AreStableAndRoundTrip) {
+TEST(KernelNames, AreStableAndRoundTrip) {
   EXPECT_EQ(to_string(Allocator::managed_prefetch), "managed_prefetch");
   EXPECT_EQ(to_string(Operation::memcpy_d2d), "memcpy_d2d");
   EXPECT_EQ(to_string(CaseStatus::waived), "waived");
@@ -81,7 +81,7 @@ TEST(Names, AreStableAndRoundTrip) {
   EXPECT_FALSE(parse_allocator("cudaMalloc").has_value());
 }
 
-TEST(Stub, ReportsNotAvailableWithoutCuda) {
+TEST(KernelStub, ReportsNotAvailableWithoutCuda) {
   if (built_with_cuda())
     GTEST_SKIP() << "built with CUDA";
   EXPECT_EQ(device_count(), 0);
@@ -90,7 +90,7 @@ TEST(Stub, ReportsNotAvailableWithoutCuda) {
   EXPECT_EQ(r.reason, "not available: built without CUDA");
 }
 
-TEST(DeviceCount, IsNeverNegative) {
+TEST(KernelDeviceCount, IsNeverNegative) {
   EXPECT_GE(device_count(), 0);
 }
 
@@ -118,6 +118,17 @@ TEST_F(GpuBandwidth, ReadChecksumValidatedOnDeviceMemory) {
   EXPECT_GT(r.block_threads, 0);
   EXPECT_FALSE(r.kernel.empty());
   EXPECT_FALSE(r.device_name.empty());
+}
+
+TEST_F(GpuBandwidth, SeveralLaunchesPerSampleMultiplyTrafficAndChecksum) {
+  CaseSpec spec = make_spec(Allocator::device, Operation::read, 8 * kMiB + 5);
+  spec.launches_per_sample = 7;
+  const CaseResult r = run_case(spec);
+  ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
+  EXPECT_TRUE(r.validated) << r.validation;
+  EXPECT_EQ(r.traffic_bytes_per_sample, 7 * (8 * kMiB + 5));
+  spec.launches_per_sample = 0;
+  EXPECT_EQ(run_case(spec).status, CaseStatus::failed);
 }
 
 TEST_F(GpuBandwidth, CopyDestinationValidated) {

@@ -9,7 +9,8 @@ kernels::CaseResult FakeBandwidth::operator()(const kernels::CaseSpec& spec) {
       spec.operation == kernels::Operation::copy || spec.operation == kernels::Operation::memcpy_d2d
           ? 2
           : 1;
-  result.traffic_bytes_per_sample = spec.bytes * static_cast<std::uint64_t>(buffers);
+  result.traffic_bytes_per_sample = spec.bytes * static_cast<std::uint64_t>(buffers) *
+                                    static_cast<std::uint64_t>(spec.launches_per_sample);
   const double bytes = ignore_size ? double(1 << 30) : double(result.traffic_bytes_per_sample);
   const double seconds = bytes / (gbps.at(spec.allocator) * 1e9);
   for (int i = 0; i < spec.samples; ++i) {

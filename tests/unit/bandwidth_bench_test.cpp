@@ -165,6 +165,12 @@ TEST(BandwidthBench, PeakOverrideAndSweep) {
   EXPECT_NEAR(find(run, Allocator::device, Operation::read).percent_of_peak, 94.8, 0.01);
   ASSERT_EQ(run.sweep.size(), 3u);
   EXPECT_EQ(run.sweep.back().bytes, 4u << 20);
+  // Each sweep sample reads at least 1 GiB: small buffers are read many times per sample.
+  ASSERT_GE(fake.calls.size(), 3u);
+  const std::vector<kernels::CaseSpec> last_three(fake.calls.end() - 3, fake.calls.end());
+  EXPECT_EQ(last_three[0].launches_per_sample, 1024);
+  EXPECT_EQ(last_three[1].launches_per_sample, 512);
+  EXPECT_EQ(last_three[2].launches_per_sample, 256);
   EXPECT_NEAR(run.sweep.back().gbps, 237.0, 0.01);
 }
 

@@ -27,6 +27,7 @@ struct CaseOutcome {
   double percent_of_peak = 0;         // median vs the nominal peak; 0 when the peak is unknown
   double percent_of_device_read = 0;  // median vs the cudaMalloc read median
   std::vector<std::string> flags;     // validation warnings about this figure
+  double wall_seconds = 0;            // the whole case: allocation, fill, runs, validation
 };
 
 // The time of a full-size device read against a half-size one: should be ~2x.
@@ -58,7 +59,8 @@ struct BandwidthRun {
   std::vector<int> server_pids;  // llama-server processes running: results are contended
   std::string verdict;
   bool interrupted = false;
-  bool all_valid = true;  // no case failed and every validation passed
+  bool all_valid = true;    // no case failed and every validation passed
+  double wall_seconds = 0;  // the whole run, scaling check and sweep included
 };
 
 // Called after every case: index (from 1), total, and the outcome.

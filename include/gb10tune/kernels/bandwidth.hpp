@@ -46,9 +46,11 @@ struct CaseSpec {
   Allocator allocator = Allocator::device;
   Operation operation = Operation::read;
   std::uint64_t bytes = std::uint64_t{1} << 30;
-  int warmup_runs = 3;                        // untimed runs first (>= 0)
-  int samples = 10;                           // timed runs (>= 1)
-  int device = 0;                             // CUDA device ordinal
+  int warmup_runs = 3;          // untimed runs first (>= 0)
+  int samples = 10;             // timed runs (>= 1)
+  int launches_per_sample = 1;  // back-to-back launches inside one timed run (>= 1): lets a
+                                // small buffer be timed well above the launch overhead
+  int device = 0;               // CUDA device ordinal
   const std::atomic<bool>* cancel = nullptr;  // checked between runs; true -> cancelled
   bool inject_corruption = false;  // test hook: flips one byte so that validation must fail
 };
@@ -64,7 +66,7 @@ struct CaseResult {
   CaseStatus status = CaseStatus::failed;
   std::string reason;                          // empty when ok
   std::vector<double> sample_seconds;          // one per timed sample, CUDA-event time
-  std::uint64_t traffic_bytes_per_sample = 0;  // read + write traffic, each counted once
+  std::uint64_t traffic_bytes_per_sample = 0;  // read + write traffic of all launches of a run
   bool validated = false;                      // true when every check below passed
   std::string validation;                      // e.g. "checksum 0x... matches; ..."
   int grid_blocks = 0;                         // launch shape (0 for memcpy_d2d)

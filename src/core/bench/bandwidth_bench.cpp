@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "gb10tune/util/strings.hpp"
 
@@ -23,6 +24,9 @@ constexpr double kNoisyCv = 0.10;
 // Accepted time ratio of a full-size read against a half-size one.
 constexpr double kScalingLow = 1.6;
 constexpr double kScalingHigh = 2.5;
+// Each sweep sample moves at least this much traffic (bounded by kMaxSweepLaunches).
+constexpr std::uint64_t kSweepTrafficBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxSweepLaunches = 1024;
 
 bool cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
@@ -97,7 +101,12 @@ std::vector<SweepPoint> run_sweep(const BandwidthInputs& inputs) {
     if (cancelled(inputs.cancel)) {
       break;
     }
-    const kernels::CaseResult result = inputs.runner(device_read(inputs, bytes));
+    kernels::CaseSpec spec = device_read(inputs, bytes);
+    // Small buffers are read many times per timed run, so that launch overhead does not hide
+    // the cache: at least kSweepTrafficBytes of traffic per sample.
+    spec.launches_per_sample = static_cast<int>(
+        std::min<std::uint64_t>(kMaxSweepLaunches, (kSweepTrafficBytes + bytes - 1) / bytes));
+    const kernels::CaseResult result = inputs.runner(spec);
     SweepPoint point;
     point.bytes = bytes;
     point.ok = result.status == CaseStatus::ok;
@@ -111,6 +120,10 @@ std::vector<SweepPoint> run_sweep(const BandwidthInputs& inputs) {
     points.push_back(point);
   }
   return points;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -191,6 +204,7 @@ std::string bandwidth_verdict(const BandwidthRun& run) {
 }
 
 BandwidthRun run_bandwidth(const BandwidthInputs& inputs) {
+  const auto run_start = std::chrono::steady_clock::now();
   BandwidthRun run;
   run.device = inputs.device;
   run.plan = inputs.plan;
@@ -217,7 +231,9 @@ BandwidthRun run_bandwidth(const BandwidthInputs& inputs) {
     } else {
       kernels::CaseSpec spec = planned.spec;
       spec.cancel = inputs.cancel;
+      const auto case_start = std::chrono::steady_clock::now();
       outcome.result = inputs.runner(spec);
+      outcome.wall_seconds = seconds_since(case_start);
       if (outcome.result.status == CaseStatus::cancelled || cancelled(inputs.cancel)) {
         run.interrupted = true;
       }
@@ -253,6 +269,7 @@ BandwidthRun run_bandwidth(const BandwidthInputs& inputs) {
     run.all_valid = false;
   }
   run.verdict = bandwidth_verdict(run);
+  run.wall_seconds = seconds_since(run_start);
   return run;
 }
 

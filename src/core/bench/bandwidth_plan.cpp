@@ -84,7 +84,7 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
                                        const BandwidthOptions& options,
                                        std::optional<std::uint64_t> mem_available) {
   const int samples = options.samples > 0 ? options.samples : (options.quick ? 5 : 10);
-  const int warmup = options.warmup > 0 ? options.warmup : (options.quick ? 1 : 3);
+  const int warmup = options.warmup > 0 ? options.warmup : (options.quick ? 2 : 3);
   if (options.samples < 0 || options.warmup < 0) {
     return Error{"--samples and --warmup must be positive"};
   }

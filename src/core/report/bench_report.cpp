@@ -69,7 +69,8 @@ json case_json(const bench::CaseOutcome& outcome) {
           {"kernel", r.kernel},
           {"grid_blocks", r.grid_blocks},
           {"block_threads", r.block_threads},
-          {"flags", outcome.flags}};
+          {"flags", outcome.flags},
+          {"wall_seconds", outcome.wall_seconds}};
 }
 
 }  // namespace
@@ -117,6 +118,7 @@ json bandwidth_to_json(const bench::BandwidthRun& run) {
   doc["verdict"] = run.verdict;
   doc["interrupted"] = run.interrupted;
   doc["all_valid"] = run.all_valid;
+  doc["wall_seconds"] = run.wall_seconds;
   return doc;
 }
 
@@ -193,6 +195,7 @@ std::string render_bandwidth_text(const bench::BandwidthRun& run, const TextStyl
     out += style.red("interrupted: the figures above are partial") + "\n";
   }
   out += fmt::format("verdict: {}\n", style.bold(run.verdict));
+
   return out;
 }
 
