@@ -1,0 +1,306 @@
+// DEV TOOL: copy-kernel experiments that did not (yet) earn a place in
+// src/kernels/bandwidth_kernels.cuh: L2 cache-policy hints on the copy's loads and stores, for the
+// 16-byte copy and for the bulk (TMA) copy. Built for sm_90 only, by tools/bwtune/build.sh.
+#pragma once
+
+#include <cstdint>
+
+#include "../../src/kernels/bandwidth_kernels.cuh"
+
+namespace bwtune {
+
+using gb10tune::kernels::detail::is_tail_thread;
+
+// ---- Bulk (TMA) copy, sm_90 and later ---------------------------------------------------
+// One thread per block drives the Hopper bulk-copy engine: global -> shared (cp.async.bulk,
+// completion on an mbarrier) then shared -> global (cp.async.bulk bulk_group), kStages shared
+// buffers of kChunk bytes, loads running kAhead chunks ahead of stores. Chunks are dealt
+// round-robin to blocks; whatever follows the last whole chunk goes through 16-byte accesses.
+// Needs kStages * kChunk bytes of dynamic shared memory.
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GB10TUNE_HAVE_BULK_COPY 1
+#else
+#define GB10TUNE_HAVE_BULK_COPY 0
+#endif
+
+__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+#if GB10TUNE_HAVE_BULK_COPY
+__device__ __forceinline__ void bulk_barrier_init(std::uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+}
+
+__device__ __forceinline__ void bulk_load(void* smem, const void* gmem, std::uint32_t bytes,
+                                          std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(shared_address(smem)),
+      "l"(gmem), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_wait(std::uint64_t* bar, std::uint32_t parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+__device__ __forceinline__ void bulk_store(void* gmem, const void* smem, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem),
+               "r"(shared_address(smem)), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Waits until at most N committed store groups still read shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+#endif
+
+template <int kChunk, int kStages, int kAhead>
+__global__ void copy_bulk_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                 std::uint64_t n_vec, unsigned tail) {
+  static_assert(kChunk % 16 == 0 && kAhead >= 0 && kAhead < kStages);
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s)
+      bulk_barrier_init(&full[s]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t mine =
+        n_chunks > blockIdx.x ? (n_chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    for (std::uint64_t k = 0; k < mine + kAhead; ++k) {
+      if (k < mine) {  // load chunk k into stage k % kStages once its last store has read it
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        const std::uint64_t c = blockIdx.x + k * gridDim.x;
+        bulk_load(stages + s * kChunk, from + c * kChunk, kChunk, &full[s]);
+      }
+      if (k >= kAhead && k - kAhead < mine) {  // store chunk j = k - kAhead
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        bulk_store(to + (blockIdx.x + j * gridDim.x) * kChunk, stages + s * kChunk, kChunk);
+      }
+    }
+    bulk_wait_all();
+  }
+#endif
+  const std::uint64_t stride = std::uint64_t(blockDim.x) * gridDim.x;
+  for (std::uint64_t i = n_chunks * kChunk / 16 + blockIdx.x * blockDim.x + threadIdx.x; i < n_vec;
+       i += stride) {
+    dst[i] = src[i];
+  }
+  if (tail != 0 && is_tail_thread()) {
+    const auto* from = reinterpret_cast<const unsigned char*>(src + n_vec);
+    auto* to = reinterpret_cast<unsigned char*>(dst + n_vec);
+    for (unsigned j = 0; j < tail; ++j)
+      to[j] = from[j];
+  }
+}
+
+// L2 policies (createpolicy.fractional): primary priority for `fraction` of the lines, the
+// secondary one (evict_unchanged unless named) for the rest.
+enum class Pol { first, last, normal, unchanged, last_half_first, first_half };
+
+template <Pol P>
+__device__ __forceinline__ std::uint64_t policy() {
+  std::uint64_t p;
+  if constexpr (P == Pol::first) {
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  } else if constexpr (P == Pol::last) {
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  } else if constexpr (P == Pol::normal) {
+    asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+  } else if constexpr (P == Pol::unchanged) {
+    asm("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(p));
+  } else if constexpr (P == Pol::last_half_first) {
+    asm("createpolicy.fractional.L2::evict_last.L2::evict_first.b64 %0, 0.5;" : "=l"(p));
+  } else {
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 0.5;" : "=l"(p));
+  }
+  return p;
+}
+
+// How the copy stores: with an L2 policy hint, or one of the plain flavours.
+enum class St { hint, plain, cs };
+
+template <St S, Pol P>
+__device__ __forceinline__ void store(uint4* p, uint4 v) {
+  if constexpr (S == St::hint) {
+    asm volatile(
+        "st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p),
+        "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy<P>())
+        : "memory");
+  } else if constexpr (S == St::plain) {
+    *p = v;
+  } else {
+    __stcs(p, v);
+  }
+}
+
+// Leftover vectors after `first` and the tail bytes, 16 bytes at a time.
+__device__ __forceinline__ void copy_rest(const uint4* src, uint4* dst, std::uint64_t first,
+                                          std::uint64_t n_vec, unsigned tail) {
+  const std::uint64_t stride = std::uint64_t(blockDim.x) * gridDim.x;
+  for (std::uint64_t i = first + blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
+    dst[i] = src[i];
+  }
+  if (tail != 0 && is_tail_thread()) {
+    const auto* from = reinterpret_cast<const unsigned char*>(src + n_vec);
+    auto* to = reinterpret_cast<unsigned char*>(dst + n_vec);
+    for (unsigned j = 0; j < tail; ++j)
+      to[j] = from[j];
+  }
+}
+
+// block_tile copy with L2 policy LP on the loads and (S, SP) on the stores.
+template <int U, Pol LP, St S, Pol SP>
+__global__ void copy_policy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                   std::uint64_t n_vec, unsigned tail) {
+  namespace d = gb10tune::kernels::detail;
+  const std::uint64_t tile = std::uint64_t(blockDim.x) * U;
+  const std::uint64_t n_tiles = n_vec / tile;
+  for (std::uint64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const std::uint64_t base = t * tile + threadIdx.x;
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      v[k] = d::load16_hinted(src + base + k * blockDim.x, policy<LP>());
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      store<S, SP>(dst + base + k * blockDim.x, v[k]);
+  }
+  copy_rest(src, dst, n_tiles * tile, n_vec, tail);
+}
+
+// The bulk (TMA) copy of bandwidth_kernels.cuh with L2 hints: loads LP, stores SP.
+template <int kChunk, int kStages, int kAhead, Pol LP, Pol SP>
+__global__ void copy_bulk_hinted_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                        std::uint64_t n_vec, unsigned tail) {
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  const std::uint64_t n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s)
+      bulk_barrier_init(&full[s]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t load_policy = policy<LP>();
+    const std::uint64_t store_policy = policy<SP>();
+    const std::uint64_t mine =
+        n_chunks > blockIdx.x ? (n_chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    for (std::uint64_t k = 0; k < mine + kAhead; ++k) {
+      if (k < mine) {
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        const std::uint64_t c = blockIdx.x + k * gridDim.x;
+        const std::uint32_t bar = shared_address(&full[s]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                     "r"(kChunk)
+                     : "memory");
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+            "[%0], [%1], %2, [%3], %4;" ::"r"(shared_address(stages + s * kChunk)),
+            "l"(from + c * kChunk), "r"(kChunk), "r"(bar), "l"(load_policy)
+            : "memory");
+      }
+      if (k >= kAhead) {
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        asm volatile(
+            "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(
+                to + (blockIdx.x + j * gridDim.x) * kChunk),
+            "r"(shared_address(stages + s * kChunk)), "r"(kChunk), "l"(store_policy)
+            : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      }
+    }
+    bulk_wait_all();
+  }
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
+#endif
+}
+
+// The block_tile copy with loads evict_last / stores evict_first, plus an L2 prefetch
+// (prefetch.global.L2::evict_last, one 128-byte line per thread) kAhead tiles ahead. U == 8.
+template <int kAhead>
+__global__ void copy_prefetch_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                     std::uint64_t n_vec, unsigned tail) {
+  namespace d = gb10tune::kernels::detail;
+  constexpr int U = 8;  // blockDim * 8 vectors = blockDim lines of 128 bytes per tile
+  const std::uint64_t tile = std::uint64_t(blockDim.x) * U;
+  const std::uint64_t n_tiles = n_vec / tile;
+  for (std::uint64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const std::uint64_t ahead = t + kAhead * std::uint64_t(gridDim.x);
+    if (ahead < n_tiles) {
+      asm volatile(
+          "prefetch.global.L2::evict_last [%0];" ::"l"(src + ahead * tile + threadIdx.x * U));
+    }
+    const std::uint64_t base = t * tile + threadIdx.x;
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      v[k] = d::load16<d::Load::nc_el>(src + base + k * blockDim.x);
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      d::store16<d::Store::ef>(dst + base + k * blockDim.x, v[k]);
+  }
+  copy_rest(src, dst, n_tiles * tile, n_vec, tail);
+}
+
+// The block_tile copy with loads evict_last and a 256-byte L2 prefetch size, stores evict_first.
+template <int U>
+__global__ void copy_el256_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                  std::uint64_t n_vec, unsigned tail) {
+  namespace d = gb10tune::kernels::detail;
+  const std::uint64_t policy = d::l2_policy<d::L2Evict::last>();
+  const std::uint64_t tile = std::uint64_t(blockDim.x) * U;
+  const std::uint64_t n_tiles = n_vec / tile;
+  for (std::uint64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const std::uint64_t base = t * tile + threadIdx.x;
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+          : "=r"(v[k].x), "=r"(v[k].y), "=r"(v[k].z), "=r"(v[k].w)
+          : "l"(src + base + k * blockDim.x), "l"(policy));
+    }
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      d::store16<d::Store::ef>(dst + base + k * blockDim.x, v[k]);
+  }
+  copy_rest(src, dst, n_tiles * tile, n_vec, tail);
+}
+
+}  // namespace bwtune
