@@ -21,25 +21,8 @@ for arg in "$@"; do
   esac
 done
 
-packages=(cmake make g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
-          libcpp-httplib-dev)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "setup.sh: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "setup.sh: run as root or install sudo" >&2; exit 1; }
-    sudo_cmd=(sudo)
-  fi
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash scripts/install_packages.sh cmake make g++ pkg-config libcli11-dev libfmt-dev \
+  nlohmann-json3-dev libgtest-dev libcpp-httplib-dev libbenchmark-dev
 
 cuda=${GB10TUNE_CUDA:-AUTO}
 if [ "$sanitize" = ON ]; then

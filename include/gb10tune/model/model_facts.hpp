@@ -1,0 +1,117 @@
+// What a model file means for memory and speed, from its GGUF header alone: which layers keep
+// a KV cache and how wide it is, sliding-window layers, recurrent state per sequence, the MTP
+// head, the native context, weight bytes and bytes read per token. The rules follow llama.cpp
+// (2026-08, commit 3f545be): llama_model::load_hparams, the per-architecture
+// load_arch_hparams in src/models/, llama_hparams (src/llama-hparams.cpp) and
+// llama_model::create_memory. Nothing here reads tensor data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::model {
+
+// One block (layer) of the model, index `index` of `block_count`.
+struct LayerFacts {
+  std::uint32_t index = 0;
+  bool recurrent = false;        // a gated-delta-net / SSM layer: recurrent state, no KV (is_recr)
+  bool sliding_window = false;   // an SWA layer: its KV cache holds only the window (is_swa)
+  bool mtp = false;              // a nextn/MTP block appended past the main stack
+  bool main_kv = false;          // keeps K and V in the main context's cache
+  std::uint32_t head_count = 0;  // n_head(il)
+  std::uint32_t head_count_kv = 0;  // n_head_kv(il)
+  std::uint32_t k_width = 0;        // n_embd_k_gqa(il): K values per token (heads × key length)
+  std::uint32_t v_width = 0;        // n_embd_v_gqa(il): V values per token (heads × value length)
+};
+
+// Which KV layers a figure covers.
+enum class KvScope {
+  full_attention,  // main context, layers without a sliding window: one cell per context token
+  sliding_window,  // main context, SWA layers: cells bounded by the window
+  mtp,             // the MTP blocks, cached in the separate draft context of --spec-type draft-mtp
+};
+
+// The facts of one model file. When `supported` is false only the architecture-independent
+// figures (weights, parameters, experts) are filled and `unsupported_reason` says why.
+struct ModelFacts {
+  std::string source;        // the file, for messages
+  std::string architecture;  // general.architecture
+  std::string name;          // general.name (may be empty)
+  bool supported = false;
+  std::string unsupported_reason;
+
+  std::uint64_t context_length = 0;    // <arch>.context_length: the training (native) context
+  std::uint32_t embedding_length = 0;  // <arch>.embedding_length (n_embd)
+  std::uint32_t block_count = 0;       // <arch>.block_count (n_layer_all, MTP blocks included)
+  std::uint32_t main_layer_count = 0;  // n_layer(): block_count - mtp_layer_count
+  std::uint32_t mtp_layer_count = 0;   // <arch>.nextn_predict_layers (0 without an MTP head)
+  std::vector<LayerFacts> layers;      // block_count entries
+  std::uint32_t sliding_window = 0;    // n_swa: window of the SWA layers, 0 when none
+  // n_embd_v_gqa_max(): the V width llama.cpp gives every layer when V is stored transposed
+  // (flash attention off) and the widths differ between layers.
+  std::uint32_t v_width_max = 0;
+
+  std::uint32_t recurrent_layer_count = 0;  // main-stack layers with recurrent state
+  std::uint64_t conv_state_width = 0;  // n_embd_r(): f32 values of rolling (conv) state per layer
+  std::uint64_t ssm_state_width = 0;   // n_embd_s(): f32 values of SSM/delta state per layer
+  // Recurrent state of one sequence (one cell) over all recurrent layers:
+  // recurrent_layer_count × (conv_state_width + ssm_state_width) × 4 bytes (f32).
+  std::uint64_t recurrent_bytes_per_sequence = 0;
+  // llm_arch_supports_rs_rollback: the recurrent cache keeps 1 + n_rs_seq snapshots per
+  // sequence when speculative decoding asks for rollback (n_rs_seq = --spec-draft-n-max).
+  bool recurrent_rollback = false;
+
+  std::uint32_t split_count = 1;  // split.count: more than 1 means other files hold tensors
+  std::uint64_t tensor_count = 0;
+  std::uint64_t parameter_count = 0;        // elements of every tensor in this file
+  std::uint64_t weight_bytes = 0;           // data bytes of every tensor (not the file size)
+  std::uint64_t token_embedding_bytes = 0;  // token_embd.weight
+  bool tied_output = false;                 // no output.weight: the token embedding is the LM head
+  std::uint64_t mtp_weight_bytes = 0;       // tensors of the MTP blocks (loaded only with MTP on)
+  std::uint32_t expert_count = 0;           // <arch>.expert_count (0 for dense models)
+  std::uint32_t expert_used_count = 0;      // <arch>.expert_used_count
+  std::uint64_t expert_weight_bytes = 0;    // routed expert tensors (*_exps) of the main stack
+  // Weight bytes one decode step reads for the main stack: everything except the MTP blocks,
+  // the token embedding (a row lookup, unless it doubles as the LM head) and the routed
+  // experts that are not used (dense models: all experts count; MoE: used/total of them).
+  std::uint64_t bytes_read_per_token = 0;
+
+  bool has_mtp() const { return mtp_layer_count > 0; }
+  bool is_moe() const { return expert_count > 0; }
+  bool is_hybrid() const { return recurrent_layer_count > 0; }
+
+  // How many layers `scope` covers.
+  std::uint32_t kv_layer_count(KvScope scope) const;
+  // Bytes of K plus V for one cache cell (one token of one stream) over the layers of
+  // `scope`, with cache types `k` and `v` (ggml_row_size per layer, like llama_kv_cache).
+  // `v_transposed` (flash attention off) gives every layer's V the width v_width_max, as
+  // llama_kv_cache does. An Error when a layer's width is not a whole number of blocks of
+  // the type (llama.cpp cannot use that cache type for this model).
+  Expected<std::uint64_t> kv_bytes_per_cell(KvScope scope, gguf::GgmlType k, gguf::GgmlType v,
+                                            bool v_transposed = false) const;
+};
+
+// The facts of the model in `file`. An unknown architecture (or an mmproj file) is not an
+// Error: the result has supported = false and the reason. Missing or malformed keys that
+// llama.cpp requires for a supported architecture are an Error naming the file and the key.
+Expected<ModelFacts> describe_model(const gguf::GgufFile& file);
+
+// A multimodal projector (mmproj) file: what it adds to memory.
+struct ProjectorFacts {
+  std::string source;
+  std::string projector_type;  // clip.projector_type (may be empty)
+  bool has_vision = false;     // clip.has_vision_encoder
+  bool has_audio = false;      // clip.has_audio_encoder
+  std::uint64_t parameter_count = 0;
+  std::uint64_t weight_bytes = 0;  // data bytes of every tensor
+};
+
+// The facts of an mmproj file; an Error when `file` is not a "clip" architecture file.
+Expected<ProjectorFacts> describe_projector(const gguf::GgufFile& file);
+
+}  // namespace gb10tune::model

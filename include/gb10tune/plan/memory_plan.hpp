@@ -1,0 +1,105 @@
+// The memory plan: what a llama-server configuration will take, figure by figure, against
+// MemAvailable minus a reserve (K13, exact instead of 64 KiB per token). The KV and recurrent
+// figures follow llama.cpp's own rules (2026-08, commit 3f545be):
+//  - llama_context: n_ctx is padded to 256; with a unified KV pool (-kvu) one stream holds all
+//    n_ctx cells, otherwise each of the n_seq_max streams holds pad(n_ctx / n_seq_max, 256).
+//  - llama_kv_cache: per KV layer, K = row_size(type_k, n_embd_k_gqa) × cells × streams and V
+//    likewise (V at the widest layer's width when stored transposed, i.e. without flash
+//    attention); sliding-window layers (llama_kv_cache_iswa) hold
+//    pad(min(cells, n_swa × (unified ? n_seq_max : 1) + n_ubatch), 256) cells.
+//  - llama_memory_recurrent: max(1, n_seq_max) × (1 + n_rs_seq) rows of conv + SSM state per
+//    recurrent layer, n_rs_seq = --spec-draft-n-max when MTP drafting needs rollback.
+//  - draft-mtp creates a second context for the MTP blocks with the target's n_ctx, n_seq_max
+//    and KV layout, and the draft cache types (-ctkd/-ctvd).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::plan {
+
+// The default system reserve: memory the OS, the desktop and the page cache keep (K13).
+inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
+// Compute buffers, CUDA context and allocator slack are not derivable from the header; the
+// original start script allowed 6 GB for them (K13). Reported as an estimate.
+inline constexpr std::uint64_t kDefaultOverheadBytes = 6'000'000'000ull;
+
+// A llama-server configuration, as far as memory is concerned.
+struct PlanConfig {
+  std::uint64_t ctx_total = 0;  // -c: cells of all slots together; 0 = the model's native context
+  std::uint32_t slots = 1;      // -np (n_seq_max)
+  bool kv_unified = false;      // -kvu: one pool shared by all slots
+  gguf::GgmlType cache_k = gguf::GgmlType::f16;        // -ctk
+  gguf::GgmlType cache_v = gguf::GgmlType::f16;        // -ctv
+  bool flash_attention = true;                         // -fa on: V is not stored transposed
+  bool swa_full = false;                               // --swa-full
+  std::uint32_t ubatch = 512;                          // -ub
+  bool mtp = false;                                    // --spec-type draft-mtp
+  std::uint32_t draft_n_max = 3;                       // --spec-draft-n-max
+  gguf::GgmlType draft_cache_k = gguf::GgmlType::f16;  // -ctkd
+  gguf::GgmlType draft_cache_v = gguf::GgmlType::f16;  // -ctvd
+  std::uint64_t cache_ram_bytes = 8192ull << 20;       // --cache-ram (MiB on the command line)
+  std::uint64_t projector_bytes = 0;                   // --mmproj file's weights
+  std::uint64_t overhead_bytes = kDefaultOverheadBytes;
+};
+
+// What the machine offers.
+struct PlanBudget {
+  std::optional<std::uint64_t> mem_available;  // nullopt: unknown (the plan cannot be checked)
+  std::uint64_t reserve_bytes = kDefaultReserveBytes;
+};
+
+// Every figure of the plan, in bytes, each a named field.
+struct MemoryPlan {
+  // The cache geometry llama.cpp derives from the configuration.
+  std::uint64_t n_ctx = 0;           // after padding to 256 (and rounding to whole slots)
+  std::uint64_t ctx_per_slot = 0;    // n_ctx_seq: cells one slot can use
+  std::uint32_t streams = 1;         // 1 with -kvu, else slots
+  std::uint64_t full_cells = 0;      // cells per stream of the full-attention layers
+  std::uint64_t swa_cells = 0;       // cells per stream of the sliding-window layers
+  std::uint32_t recurrent_rows = 0;  // recurrent state rows per layer
+
+  std::uint64_t weights_bytes = 0;    // the model's tensors (MTP blocks only with MTP on)
+  std::uint64_t projector_bytes = 0;  // mmproj
+  std::uint64_t kv_full_bytes = 0;    // main context, full-attention layers
+  std::uint64_t kv_swa_bytes = 0;     // main context, sliding-window layers
+  std::uint64_t recurrent_bytes = 0;  // main context, recurrent state
+  std::uint64_t mtp_kv_bytes = 0;     // the MTP draft context's KV cache
+  std::uint64_t overhead_bytes = 0;   // compute buffers etc. (an estimate)
+  std::uint64_t cache_ram_bytes = 0;  // the prompt cache in host memory, at its limit
+  std::uint64_t total_bytes = 0;      // all of the above
+
+  std::optional<std::uint64_t> available_bytes;  // MemAvailable − reserve
+  std::optional<std::int64_t> margin_bytes;      // available − total
+  bool fits = false;
+
+  // When it does not fit: the most slots that fit at this context per slot, and the largest
+  // context per slot that fits with this many slots (0: none does).
+  std::uint32_t max_slots_that_fit = 0;
+  std::uint64_t max_ctx_per_slot_that_fits = 0;
+
+  std::vector<std::string> notes;  // what the user should know (MTP off, context clamped, …)
+
+  // KV + recurrent + MTP KV: everything that grows with context and slots.
+  std::uint64_t cache_bytes() const {
+    return kv_full_bytes + kv_swa_bytes + recurrent_bytes + mtp_kv_bytes;
+  }
+};
+
+// Computes the plan of `config` for `model` against `budget`. An Error (exit code 2) for a
+// configuration llama.cpp would refuse: zero slots, an unsupported architecture, a cache type
+// that does not divide the model's head widths, MTP on a model without an MTP head.
+Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig& config,
+                               const PlanBudget& budget);
+
+// The cache types llama.cpp accepts for -ctk/-ctv: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
+// q5_0, q5_1. nullopt for anything else.
+std::optional<gguf::GgmlType> parse_cache_type(std::string_view name);
+
+}  // namespace gb10tune::plan

@@ -1,0 +1,23 @@
+// Rendering a memory plan: the text table of `launch --dry-run` and its JSON document.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/memory_plan.hpp"
+#include "gb10tune/report/document.hpp"
+
+namespace gb10tune::report {
+
+// The `launch` dry-run document: model facts, configuration and every plan figure as a named
+// integer field.
+nlohmann::json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config,
+                            const plan::MemoryPlan& plan);
+
+// The text table: one line per figure, total, available, margin, and what fits when the plan
+// does not.
+std::string render_plan_text(const model::ModelFacts& model, const plan::PlanConfig& config,
+                             const plan::MemoryPlan& plan, const TextStyle& style);
+
+}  // namespace gb10tune::report

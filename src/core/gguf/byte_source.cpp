@@ -1,0 +1,74 @@
+#include "byte_source.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace gb10tune::gguf::detail {
+
+ByteSource::ByteSource(std::span<const std::uint8_t> bytes)
+    : m_memory(bytes), m_size(bytes.size()), m_window_size(bytes.size()) {}
+
+ByteSource::ByteSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
+
+ByteSource::~ByteSource() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+Status ByteSource::fill_window() {
+  const std::size_t want =
+      static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, remaining()));
+  if (m_buffer.size() < want) {
+    m_buffer.resize(want);
+  }
+  std::size_t got = 0;
+  while (got < want) {
+    const ssize_t n =
+        ::pread(m_fd, m_buffer.data() + got, want - got, static_cast<off_t>(m_position + got));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return Error{std::strerror(errno)};
+    }
+    if (n == 0) {
+      return Error{"the file ended early (was it changed while being read?)"};
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  m_window_start = m_position;
+  m_window_size = got;
+  return {};
+}
+
+Status ByteSource::read(void* out, std::size_t count) {
+  if (count > remaining()) {
+    throw std::logic_error("ByteSource::read past the end");
+  }
+  auto* target = static_cast<std::uint8_t*>(out);
+  while (count > 0) {
+    if (m_position < m_window_start || m_position >= m_window_start + m_window_size) {
+      if (m_fd < 0) {
+        throw std::logic_error("ByteSource: memory window out of range");
+      }
+      if (Status filled = fill_window(); !filled) {
+        return filled;
+      }
+    }
+    const std::size_t in_window = static_cast<std::size_t>(m_position - m_window_start);
+    const std::uint8_t* from = m_fd >= 0 ? m_buffer.data() : m_memory.data();
+    const std::size_t chunk = std::min(count, m_window_size - in_window);
+    std::memcpy(target, from + in_window, chunk);
+    target += chunk;
+    count -= chunk;
+    m_position += chunk;
+  }
+  return {};
+}
+
+}  // namespace gb10tune::gguf::detail

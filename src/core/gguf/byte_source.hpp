@@ -1,0 +1,47 @@
+// Sequential reads from a GGUF file or a memory buffer. Files are read with pread in windows of
+// at most 1 MiB, so reading a header never touches the tensor data behind it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::gguf::detail {
+
+class ByteSource {
+ public:
+  static constexpr std::size_t kWindowBytes = 1u << 20;
+
+  // Reads from `bytes`, which must outlive this source.
+  explicit ByteSource(std::span<const std::uint8_t> bytes);
+  // Reads `size` bytes from the open descriptor `fd`, which this source closes.
+  ByteSource(int fd, std::uint64_t size);
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+  ~ByteSource();
+
+  std::uint64_t size() const { return m_size; }
+  std::uint64_t position() const { return m_position; }
+  std::uint64_t remaining() const { return m_size - m_position; }
+
+  // Copies the next `count` bytes to `out` and advances; `count` must not exceed remaining()
+  // (a bug otherwise). An Error (the system's reason, without the file name) only when the
+  // read itself fails or the file shrank meanwhile.
+  Status read(void* out, std::size_t count);
+
+ private:
+  Status fill_window();
+
+  std::span<const std::uint8_t> m_memory;
+  int m_fd = -1;
+  std::uint64_t m_size = 0;
+  std::uint64_t m_position = 0;
+  std::vector<std::uint8_t> m_buffer;
+  std::uint64_t m_window_start = 0;
+  std::size_t m_window_size = 0;
+};
+
+}  // namespace gb10tune::gguf::detail

@@ -1,0 +1,517 @@
+// Layer rules, each from the llama.cpp function named beside it (llama.cpp 2026-08, 3f545be).
+#include "layer_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace gb10tune::model::detail {
+
+namespace {
+
+constexpr std::uint32_t kMaxLayers = 512;  // LLAMA_MAX_LAYERS (src/llama-hparams.h)
+
+enum class Family { dense, gemma3, gpt_oss, qwen_hybrid };
+
+struct ArchRule {
+  std::string_view name;
+  Family family;
+  bool rollback;  // llm_arch_supports_rs_rollback (src/llama-arch.cpp)
+};
+
+constexpr std::array kArchitectures{
+    ArchRule{"llama", Family::dense, false},
+    ArchRule{"qwen2", Family::dense, false},
+    ArchRule{"qwen3", Family::dense, false},
+    ArchRule{"qwen3moe", Family::dense, false},
+    ArchRule{"qwen35", Family::qwen_hybrid, true},
+    ArchRule{"qwen35moe", Family::qwen_hybrid, true},
+    ArchRule{"qwen3next", Family::qwen_hybrid, false},
+    ArchRule{"gemma3", Family::gemma3, false},
+    ArchRule{"gpt-oss", Family::gpt_oss, false},
+};
+
+const ArchRule* find_rule(std::string_view architecture) {
+  for (const ArchRule& rule : kArchitectures) {
+    if (rule.name == architecture) {
+      return &rule;
+    }
+  }
+  return nullptr;
+}
+
+// Metadata lookups for one architecture, with llama.cpp's uint32 range.
+class Hparams {
+ public:
+  Hparams(const gguf::GgufFile& file, std::string_view arch) : m_file(file), m_arch(arch) {}
+
+  std::string key(std::string_view suffix) const { return fmt::format("{}.{}", m_arch, suffix); }
+  bool has(std::string_view suffix) const { return m_file.has(key(suffix)); }
+
+  Expected<std::uint32_t> u32(std::string_view suffix) const {
+    const std::string name = key(suffix);
+    const auto value = m_file.get_uint(name);
+    if (!value) {
+      return value.error();
+    }
+    return fit(name, *value);
+  }
+
+  Expected<std::uint32_t> u32_or(std::string_view suffix, std::uint32_t fallback) const {
+    return has(suffix) ? u32(suffix) : Expected<std::uint32_t>(fallback);
+  }
+
+  // llama_model_loader::get_key_or_arr: a scalar for every layer or one value per layer.
+  Expected<std::vector<std::uint32_t>> per_layer(std::string_view suffix, std::size_t n) const {
+    const std::string name = key(suffix);
+    const auto values = m_file.get_uint_per_layer(name, n);
+    if (!values) {
+      return values.error();
+    }
+    std::vector<std::uint32_t> result;
+    result.reserve(values->size());
+    for (const std::uint64_t value : *values) {
+      const auto narrow = fit(name, value);
+      if (!narrow) {
+        return narrow.error();
+      }
+      result.push_back(*narrow);
+    }
+    return result;
+  }
+
+  // True when the key holds an array (llama.cpp's scalar-only get_key_or_arr then ignores it).
+  bool is_array(std::string_view suffix) const {
+    const gguf::MetadataEntry* entry = m_file.find(key(suffix));
+    return entry != nullptr && entry->value.type() == gguf::ValueType::array;
+  }
+
+  Error error(std::string_view suffix, std::string_view problem) const {
+    const std::string name = key(suffix);
+    const gguf::MetadataEntry* entry = m_file.find(name);
+    if (entry == nullptr) {
+      return Error{fmt::format("{}: key '{}' {}", m_file.source(), name, problem)};
+    }
+    return Error{
+        fmt::format("{}: offset {}: key '{}' {}", m_file.source(), entry->offset, name, problem)};
+  }
+
+ private:
+  Expected<std::uint32_t> fit(const std::string& name, std::uint64_t value) const {
+    if (value > std::numeric_limits<std::uint32_t>::max()) {
+      return Error{
+          fmt::format("{}: key '{}' is {}, more than llama.cpp's uint32 allows; the "
+                      "file is corrupt",
+                      m_file.source(), name, value)};
+    }
+    return static_cast<std::uint32_t>(value);
+  }
+
+  const gguf::GgufFile& m_file;
+  std::string_view m_arch;
+};
+
+// llama_hparams::set_swa_pattern(n_pattern, dense_first = false): within the main stack a
+// layer is SWA unless it is the last of each group of n_pattern (n_pattern 0: all SWA);
+// MTP blocks are never SWA.
+void set_swa_pattern(std::vector<LayerFacts>& layers, std::uint32_t n_layer,
+                     std::uint32_t n_pattern) {
+  for (LayerFacts& layer : layers) {
+    const std::uint32_t il = layer.index;
+    layer.sliding_window = il < n_layer && (n_pattern == 0 || il % n_pattern < n_pattern - 1);
+  }
+}
+
+Expected<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b, const gguf::GgufFile& file,
+                                    std::string_view what) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    return Error{fmt::format("{}: {} overflows 64 bits; the hyperparameters are corrupt",
+                             file.source(), what)};
+  }
+  return product;
+}
+
+Expected<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b, const gguf::GgufFile& file,
+                                    std::string_view what) {
+  std::uint64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return Error{fmt::format("{}: {} overflows 64 bits; the hyperparameters are corrupt",
+                             file.source(), what)};
+  }
+  return sum;
+}
+
+// The SSM sizes of a gated-delta-net layer (<arch>.ssm.*).
+struct SsmSizes {
+  std::uint64_t d_conv = 0;   // ssm.conv_kernel
+  std::uint64_t d_inner = 0;  // ssm.inner_size
+  std::uint64_t d_state = 0;  // ssm.state_size
+  std::uint64_t dt_rank = 0;  // ssm.time_step_rank
+  std::uint64_t n_group = 0;  // ssm.group_count
+};
+
+// The hybrid Qwen rules (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp
+// load_arch_hparams): SSM sizes, nextn blocks, recurrent layers.
+Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>& recurrent,
+                         SsmSizes& ssm) {
+  const std::array<std::pair<std::string_view, std::uint64_t*>, 5> keys{{
+      {"ssm.conv_kernel", &ssm.d_conv},
+      {"ssm.inner_size", &ssm.d_inner},
+      {"ssm.state_size", &ssm.d_state},
+      {"ssm.time_step_rank", &ssm.dt_rank},
+      {"ssm.group_count", &ssm.n_group},
+  }};
+  for (const auto& [key, target] : keys) {
+    const auto value = hp.u32(key);
+    if (!value) {
+      return value.error();
+    }
+    *target = *value;
+  }
+  const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+  if (!nextn) {
+    return nextn.error();
+  }
+  if (*nextn >= facts.block_count) {
+    return hp.error("nextn_predict_layers",
+                    fmt::format("is {}, but it must be less than block_count ({}) as llama.cpp "
+                                "asserts",
+                                *nextn, facts.block_count));
+  }
+  facts.mtp_layer_count = *nextn;
+  facts.main_layer_count = facts.block_count - *nextn;
+
+  if (hp.has("attention.recurrent_layers")) {
+    const auto flags = hp.per_layer("attention.recurrent_layers", facts.block_count);
+    if (!flags) {
+      return flags.error();
+    }
+    for (std::size_t il = 0; il < flags->size(); ++il) {
+      recurrent[il] = (*flags)[il] != 0;
+    }
+  } else {
+    const auto interval = hp.u32_or("full_attention_interval", 4);
+    if (!interval) {
+      return interval.error();
+    }
+    if (*interval == 0) {
+      return hp.error("full_attention_interval",
+                      "is 0; llama.cpp would divide by zero, so the file is corrupt");
+    }
+    for (std::uint32_t il = 0; il < facts.block_count; ++il) {
+      recurrent[il] = il < facts.main_layer_count && (il + 1) % *interval != 0;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view supported_architectures() {
+  return "llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe, qwen3next, gemma3, gpt-oss";
+}
+
+bool is_supported_architecture(std::string_view architecture) {
+  return find_rule(architecture) != nullptr;
+}
+
+Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
+  const ArchRule* rule = find_rule(facts.architecture);
+  if (rule == nullptr) {
+    return Error{
+        fmt::format("{}: architecture '{}' has no layer rules", file.source(), facts.architecture)};
+  }
+  const Hparams hp(file, facts.architecture);
+
+  // llama_model::load_hparams (src/llama-model.cpp): the keys every architecture reads.
+  const auto n_ctx_train = hp.u32("context_length");
+  if (!n_ctx_train) {
+    return n_ctx_train.error();
+  }
+  facts.context_length = *n_ctx_train;
+  const auto n_embd = hp.u32("embedding_length");
+  if (!n_embd) {
+    return n_embd.error();
+  }
+  facts.embedding_length = *n_embd;
+  const auto n_layer_all = hp.u32("block_count");
+  if (!n_layer_all) {
+    return n_layer_all.error();
+  }
+  if (*n_layer_all == 0 || *n_layer_all > kMaxLayers) {
+    return hp.error("block_count", fmt::format("is {}; llama.cpp accepts 1 to {} layers",
+                                               *n_layer_all, kMaxLayers));
+  }
+  facts.block_count = *n_layer_all;
+  facts.main_layer_count = *n_layer_all;
+
+  const auto n_expert = hp.u32_or("expert_count", 0);
+  if (!n_expert) {
+    return n_expert.error();
+  }
+  const auto n_expert_used = hp.u32_or("expert_used_count", 0);
+  if (!n_expert_used) {
+    return n_expert_used.error();
+  }
+  if (*n_expert_used > *n_expert || (*n_expert > 0 && *n_expert_used == 0)) {
+    return hp.error("expert_used_count",
+                    fmt::format("is {} with expert_count {}; llama.cpp requires 0 < used <= "
+                                "count for MoE models and 0 for dense ones",
+                                *n_expert_used, *n_expert));
+  }
+  facts.expert_count = *n_expert;
+  facts.expert_used_count = *n_expert_used;
+
+  // Per-layer head counts, read before any nextn blocks are known (n_layer() = n_layer_all
+  // then), so arrays hold one entry per block, MTP blocks included.
+  std::vector<std::uint32_t> n_head(facts.block_count, 0);
+  if (hp.has("attention.head_count")) {
+    auto values = hp.per_layer("attention.head_count", facts.block_count);
+    if (!values) {
+      return values.error();
+    }
+    n_head = std::move(*values);
+  }
+  std::vector<std::uint32_t> n_head_kv = n_head;  // head_count_kv defaults to head_count
+  if (hp.has("attention.head_count_kv")) {
+    auto values = hp.per_layer("attention.head_count_kv", facts.block_count);
+    if (!values) {
+      return values.error();
+    }
+    n_head_kv = std::move(*values);
+  }
+
+  // Head sizes: n_embd / n_head(0) unless key_length / value_length say otherwise; SWA
+  // layers may override them with key_length_swa / value_length_swa.
+  std::uint32_t head_k = 0;
+  std::uint32_t head_v = 0;
+  if (n_head[0] > 0) {
+    const auto k = hp.u32_or("attention.key_length", *n_embd / n_head[0]);
+    const auto v = hp.u32_or("attention.value_length", *n_embd / n_head[0]);
+    if (!k) {
+      return k.error();
+    }
+    if (!v) {
+      return v.error();
+    }
+    head_k = *k;
+    head_v = *v;
+  }
+  const auto head_k_swa = hp.u32_or("attention.key_length_swa", head_k);
+  if (!head_k_swa) {
+    return head_k_swa.error();
+  }
+  const auto head_v_swa = hp.u32_or("attention.value_length_swa", head_v);
+  if (!head_v_swa) {
+    return head_v_swa.error();
+  }
+
+  facts.layers.assign(facts.block_count, LayerFacts{});
+  for (std::uint32_t il = 0; il < facts.block_count; ++il) {
+    facts.layers[il].index = il;
+  }
+  std::vector<bool> recurrent(facts.block_count, false);
+  SsmSizes ssm;
+
+  switch (rule->family) {
+    case Family::dense:
+      break;
+    case Family::gemma3: {
+      // src/models/gemma3.cpp: SWA only when sliding_window is present and > 0; the period
+      // comes from a scalar sliding_window_pattern (an array is ignored), default 6.
+      const auto n_swa = hp.u32_or("attention.sliding_window", 0);
+      if (!n_swa) {
+        return n_swa.error();
+      }
+      if (*n_swa > 0) {
+        facts.sliding_window = *n_swa;
+        std::uint32_t period = 6;
+        if (hp.has("attention.sliding_window_pattern") &&
+            !hp.is_array("attention.sliding_window_pattern")) {
+          const auto value = hp.u32("attention.sliding_window_pattern");
+          if (!value) {
+            return value.error();
+          }
+          period = *value;
+        }
+        set_swa_pattern(facts.layers, facts.main_layer_count, period);
+      }
+      break;
+    }
+    case Family::gpt_oss: {
+      // src/models/openai-moe.cpp: sliding_window is required; period 2 unless a scalar
+      // sliding_window_pattern says otherwise.
+      const auto n_swa = hp.u32("attention.sliding_window");
+      if (!n_swa) {
+        return n_swa.error();
+      }
+      facts.sliding_window = *n_swa;
+      std::uint32_t period = 2;
+      if (hp.has("attention.sliding_window_pattern") &&
+          !hp.is_array("attention.sliding_window_pattern")) {
+        const auto value = hp.u32("attention.sliding_window_pattern");
+        if (!value) {
+          return value.error();
+        }
+        period = *value;
+      }
+      set_swa_pattern(facts.layers, facts.main_layer_count, period);
+      break;
+    }
+    case Family::qwen_hybrid: {
+      if (Status s = apply_qwen_hybrid(hp, facts, recurrent, ssm); !s) {
+        return s;
+      }
+      facts.recurrent_rollback = rule->rollback;
+      break;
+    }
+  }
+
+  // Layers and KV widths: llama_hparams::n_embd_k_gqa / n_embd_v_gqa
+  // (src/llama-hparams.cpp) = n_embd_head_{k,v}(il) × n_head_kv(il), the head size being the
+  // SWA one on SWA layers. Which layers keep KV: llama_model::create_memory — hybrid Qwen
+  // models keep it for il < n_layer() && !is_recr(il) (the MTP blocks get theirs in the
+  // draft context); every other architecture here keeps it for every block.
+  const bool hybrid = rule->family == Family::qwen_hybrid;
+  for (LayerFacts& layer : facts.layers) {
+    const std::uint32_t il = layer.index;
+    layer.mtp = il >= facts.main_layer_count;
+    layer.recurrent = recurrent[il];
+    layer.head_count = n_head[il];
+    layer.head_count_kv = n_head_kv[il];
+    const std::uint64_t k_head = layer.sliding_window ? *head_k_swa : head_k;
+    const std::uint64_t v_head = layer.sliding_window ? *head_v_swa : head_v;
+    const std::uint64_t k_width = k_head * n_head_kv[il];
+    const std::uint64_t v_width = v_head * n_head_kv[il];
+    if (k_width > std::numeric_limits<std::uint32_t>::max() ||
+        v_width > std::numeric_limits<std::uint32_t>::max()) {
+      return hp.error("attention.head_count_kv",
+                      fmt::format("gives layer {} a KV width beyond uint32; the head counts "
+                                  "or head sizes are corrupt",
+                                  il));
+    }
+    layer.k_width = static_cast<std::uint32_t>(k_width);
+    layer.v_width = static_cast<std::uint32_t>(v_width);
+    layer.main_kv = hybrid ? (!layer.mtp && !layer.recurrent) : true;
+    facts.v_width_max = std::max(facts.v_width_max, layer.v_width);
+  }
+
+  // Recurrent state: llama_memory_recurrent allocates, per layer with il < n_layer() &&
+  // is_recr(il), an f32 row of n_embd_r() and one of n_embd_s() per cell, where
+  // (llama_hparams::n_embd_r / n_embd_s for SSM-style layers, gated delta net included)
+  //   n_embd_r = (ssm_d_conv - 1) × (ssm_d_inner + 2 × ssm_n_group × ssm_d_state)
+  //   n_embd_s = ssm_d_state × ssm_d_inner
+  for (const LayerFacts& layer : facts.layers) {
+    if (layer.recurrent && !layer.mtp) {
+      ++facts.recurrent_layer_count;
+    }
+  }
+  if (hybrid) {
+    const std::uint64_t d_conv = ssm.d_conv;
+    const std::uint64_t d_inner = ssm.d_inner;
+    const std::uint64_t d_state = ssm.d_state;
+    const std::uint64_t n_group = ssm.n_group;
+    const auto groups =
+        checked_mul(2 * n_group, d_state, file, "2 × ssm.group_count × ssm.state_size");
+    if (!groups) {
+      return groups.error();
+    }
+    const auto conv_channels = checked_add(d_inner, *groups, file, "the conv state size");
+    if (!conv_channels) {
+      return conv_channels.error();
+    }
+    const auto r =
+        checked_mul(d_conv > 0 ? d_conv - 1 : 0, *conv_channels, file, "the conv state size");
+    if (!r) {
+      return r.error();
+    }
+    const auto s = checked_mul(d_state, d_inner, file, "the delta state size");
+    if (!s) {
+      return s.error();
+    }
+    facts.conv_state_width = *r;
+    facts.ssm_state_width = *s;
+    const auto widths = checked_add(*r, *s, file, "the recurrent state size");
+    if (!widths) {
+      return widths.error();
+    }
+    const auto per_layer = checked_mul(*widths, 4, file, "the recurrent state size");
+    if (!per_layer) {
+      return per_layer.error();
+    }
+    const auto total =
+        checked_mul(*per_layer, facts.recurrent_layer_count, file, "the recurrent state size");
+    if (!total) {
+      return total.error();
+    }
+    facts.recurrent_bytes_per_sequence = *total;
+  }
+  return {};
+}
+
+namespace {
+
+// The block index of a "blk.N.…" tensor name, or -1.
+std::int64_t block_index(std::string_view name) {
+  constexpr std::string_view kPrefix = "blk.";
+  if (name.substr(0, kPrefix.size()) != kPrefix) {
+    return -1;
+  }
+  std::int64_t index = 0;
+  std::size_t i = kPrefix.size();
+  if (i >= name.size() || name[i] < '0' || name[i] > '9') {
+    return -1;
+  }
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) {
+    index = index * 10 + (name[i] - '0');
+    if (index > std::numeric_limits<std::int32_t>::max()) {
+      return -1;
+    }
+  }
+  return i < name.size() && name[i] == '.' ? index : -1;
+}
+
+// Routed expert tensors: ffn_gate_exps, ffn_up_exps, ffn_down_exps, ffn_gate_up_exps (their
+// weights, biases and scales); shared experts are *_shexp and always run.
+bool is_routed_expert(std::string_view name) {
+  return name.find("_exps.") != std::string_view::npos;
+}
+
+}  // namespace
+
+void apply_weight_stats(const gguf::GgufFile& file, ModelFacts& facts) {
+  std::uint64_t expert_main = 0;
+  std::uint64_t expert_read = 0;
+  for (const gguf::TensorInfo& tensor : file.tensors()) {
+    ++facts.tensor_count;
+    facts.parameter_count += tensor.elements;
+    facts.weight_bytes += tensor.bytes;
+    if (tensor.name == "token_embd.weight") {
+      facts.token_embedding_bytes = tensor.bytes;
+    }
+    const std::int64_t block = block_index(tensor.name);
+    const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
+                     static_cast<std::uint64_t>(block) >= facts.main_layer_count;
+    if (mtp) {
+      facts.mtp_weight_bytes += tensor.bytes;
+      continue;
+    }
+    if (is_routed_expert(tensor.name)) {
+      facts.expert_weight_bytes += tensor.bytes;
+      expert_main += tensor.bytes;
+      // Experts are stacked whole along the outermost dimension: each one is bytes / count.
+      expert_read += facts.expert_count > 0
+                         ? tensor.bytes / facts.expert_count * facts.expert_used_count
+                         : tensor.bytes;
+    }
+  }
+  facts.tied_output = file.find_tensor("output.weight") == nullptr;
+  const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
+  facts.bytes_read_per_token =
+      facts.weight_bytes - facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;
+}
+
+}  // namespace gb10tune::model::detail

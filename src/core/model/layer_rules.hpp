@@ -1,0 +1,28 @@
+// The per-architecture rules of llama.cpp that decide layer kinds, KV widths, sliding windows,
+// recurrent state and MTP blocks (private to the model module).
+#pragma once
+
+#include <string_view>
+
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::model::detail {
+
+// The architectures apply_layer_rules knows, comma-separated, for messages.
+std::string_view supported_architectures();
+
+// True when apply_layer_rules knows `architecture`.
+bool is_supported_architecture(std::string_view architecture);
+
+// Fills context_length, embedding_length, block_count, main/MTP layer counts, layers,
+// sliding_window, v_width_max, the recurrent figures and the expert counts of `facts` for a
+// supported architecture (facts.architecture). An Error names the file and the key.
+Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts);
+
+// Fills the weight figures of `facts` from the tensor infos; uses main_layer_count (0: no
+// MTP blocks) and the expert counts already set.
+void apply_weight_stats(const gguf::GgufFile& file, ModelFacts& facts);
+
+}  // namespace gb10tune::model::detail

@@ -1,0 +1,136 @@
+#include "gb10tune/model/model_facts.hpp"
+
+#include <fmt/format.h>
+
+#include "layer_rules.hpp"
+
+namespace gb10tune::model {
+
+namespace {
+
+bool in_scope(const LayerFacts& layer, KvScope scope) {
+  switch (scope) {
+    case KvScope::full_attention:
+      return layer.main_kv && !layer.sliding_window;
+    case KvScope::sliding_window:
+      return layer.main_kv && layer.sliding_window;
+    case KvScope::mtp:
+      return layer.mtp;
+  }
+  return false;
+}
+
+// The architecture-independent figures llama.cpp's loader reads for any model, best effort:
+// a missing or odd key leaves its field at 0.
+void fill_generic(const gguf::GgufFile& file, ModelFacts& facts) {
+  const std::string& arch = facts.architecture;
+  auto u32 = [&](std::string_view suffix) -> std::uint32_t {
+    const auto value = file.get_uint(fmt::format("{}.{}", arch, suffix));
+    return value && *value <= 0xffffffffu ? static_cast<std::uint32_t>(*value) : 0;
+  };
+  facts.context_length = u32("context_length");
+  facts.embedding_length = u32("embedding_length");
+  facts.block_count = u32("block_count");
+  facts.main_layer_count = facts.block_count;
+  facts.expert_count = u32("expert_count");
+  facts.expert_used_count = u32("expert_used_count");
+  if (facts.expert_used_count > facts.expert_count) {
+    facts.expert_used_count = facts.expert_count;
+  }
+}
+
+}  // namespace
+
+std::uint32_t ModelFacts::kv_layer_count(KvScope scope) const {
+  std::uint32_t count = 0;
+  for (const LayerFacts& layer : layers) {
+    count += in_scope(layer, scope) ? 1 : 0;
+  }
+  return count;
+}
+
+Expected<std::uint64_t> ModelFacts::kv_bytes_per_cell(KvScope scope, gguf::GgmlType k,
+                                                      gguf::GgmlType v, bool v_transposed) const {
+  std::uint64_t total = 0;
+  for (const LayerFacts& layer : layers) {
+    if (!in_scope(layer, scope)) {
+      continue;
+    }
+    const std::uint32_t v_width = v_transposed ? v_width_max : layer.v_width;
+    const auto k_bytes = gguf::ggml_bytes(k, layer.k_width);
+    const auto v_bytes = gguf::ggml_bytes(v, v_width);
+    if (!k_bytes || !v_bytes) {
+      const gguf::GgmlTypeInfo& bad = gguf::ggml_type_info(!k_bytes ? k : v);
+      return Error{
+          fmt::format("{}: layer {} has a {} width of {}, not a multiple of the {} "
+                      "block size {}; choose another {} cache type for this model",
+                      source, layer.index, !k_bytes ? "K" : "V", !k_bytes ? layer.k_width : v_width,
+                      bad.name, bad.block_size, !k_bytes ? "K" : "V")};
+    }
+    total += *k_bytes + *v_bytes;  // widths are uint32 and layers <= 512: no overflow
+  }
+  return total;
+}
+
+Expected<ModelFacts> describe_model(const gguf::GgufFile& file) {
+  ModelFacts facts;
+  facts.source = file.source();
+  const auto arch = file.get_string("general.architecture");
+  if (!arch) {
+    return Error{
+        fmt::format("{}: no general.architecture key, so this is not a llama.cpp model "
+                    "file; check the path",
+                    file.source())};
+  }
+  facts.architecture = *arch;
+  facts.name = file.get_string_or("general.name", "").value_or("");
+  const auto splits = file.get_uint_or("split.count", 1);
+  facts.split_count =
+      splits && *splits > 0 && *splits <= 0xffffffffu ? static_cast<std::uint32_t>(*splits) : 1;
+
+  if (facts.architecture == "clip") {
+    facts.unsupported_reason =
+        "this is a multimodal projector (mmproj) file, not a model; pass it with --mmproj";
+  } else if (!detail::is_supported_architecture(facts.architecture)) {
+    facts.unsupported_reason = fmt::format(
+        "architecture '{}' is not one gb10tune knows ({}); its KV cache and state sizes would "
+        "be guesses",
+        facts.architecture, detail::supported_architectures());
+  } else {
+    if (Status rules = detail::apply_layer_rules(file, facts); !rules) {
+      return rules.error();
+    }
+    facts.supported = true;
+  }
+  if (!facts.supported) {
+    fill_generic(file, facts);
+  }
+  detail::apply_weight_stats(file, facts);
+  return facts;
+}
+
+Expected<ProjectorFacts> describe_projector(const gguf::GgufFile& file) {
+  const auto arch = file.get_string_or("general.architecture", "");
+  if (!arch) {
+    return arch.error();
+  }
+  if (*arch != "clip") {
+    return Error{
+        fmt::format("{}: architecture '{}' is not a multimodal projector (mmproj files "
+                    "have architecture 'clip'); check which file is the model and "
+                    "which the projector",
+                    file.source(), arch->empty() ? "(none)" : *arch)};
+  }
+  ProjectorFacts facts;
+  facts.source = file.source();
+  facts.projector_type = file.get_string_or("clip.projector_type", "").value_or("");
+  facts.has_vision = file.has("clip.has_vision_encoder") &&
+                     file.get_bool("clip.has_vision_encoder").value_or(false);
+  facts.has_audio =
+      file.has("clip.has_audio_encoder") && file.get_bool("clip.has_audio_encoder").value_or(false);
+  facts.parameter_count = file.tensor_elements();
+  facts.weight_bytes = file.tensor_bytes();
+  return facts;
+}
+
+}  // namespace gb10tune::model

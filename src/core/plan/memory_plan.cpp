@@ -1,0 +1,192 @@
+#include "gb10tune/plan/memory_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::plan {
+
+using gguf::GgmlType;
+using model::KvScope;
+
+namespace {
+
+// llama_context pads n_ctx (and each slot's share) to this many cells.
+constexpr std::uint64_t kCellPad = 256;
+
+std::uint64_t pad(std::uint64_t value, std::uint64_t step) {
+  return (value + step - 1) / step * step;
+}
+
+// Computes every figure of `config` except the fit search.
+Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& config) {
+  MemoryPlan plan;
+  if (config.slots == 0) {
+    return Error{"the number of slots (-np) must be at least 1", ExitCode::usage};
+  }
+  const std::uint64_t requested = config.ctx_total == 0 ? model.context_length : config.ctx_total;
+  if (requested == 0) {
+    return Error{fmt::format("{} does not say its training context ({}.context_length); pass "
+                             "the context size explicitly",
+                             model.source, model.architecture),
+                 ExitCode::usage};
+  }
+  plan.n_ctx = pad(requested, kCellPad);
+  if (config.kv_unified) {
+    plan.ctx_per_slot = plan.n_ctx;
+    plan.streams = 1;
+  } else {
+    plan.ctx_per_slot = pad(plan.n_ctx / config.slots, kCellPad);
+    if (plan.n_ctx / config.slots == 0) {
+      return Error{fmt::format("a context of {} cells cannot be split into {} slots", plan.n_ctx,
+                               config.slots),
+                   ExitCode::usage};
+    }
+    plan.n_ctx = plan.ctx_per_slot * config.slots;  // llama.cpp rounds to whole slots
+    plan.streams = config.slots;
+  }
+  plan.full_cells = plan.ctx_per_slot;
+  const std::uint64_t window_cells =
+      static_cast<std::uint64_t>(model.sliding_window) * (config.kv_unified ? config.slots : 1) +
+      config.ubatch;
+  plan.swa_cells =
+      config.swa_full ? plan.full_cells : pad(std::min(plan.full_cells, window_cells), kCellPad);
+  const std::uint32_t rollback = config.mtp && model.recurrent_rollback ? config.draft_n_max : 0;
+  plan.recurrent_rows = std::max(1u, config.slots) * (1 + rollback);
+
+  const bool v_transposed = !config.flash_attention;
+  const auto full = model.kv_bytes_per_cell(KvScope::full_attention, config.cache_k, config.cache_v,
+                                            v_transposed);
+  const auto swa = model.kv_bytes_per_cell(KvScope::sliding_window, config.cache_k, config.cache_v,
+                                           v_transposed);
+  if (!full || !swa) {
+    return Error{(full ? swa : full).error().message, ExitCode::usage};
+  }
+  plan.kv_full_bytes = *full * plan.full_cells * plan.streams;
+  plan.kv_swa_bytes = *swa * plan.swa_cells * plan.streams;
+  plan.recurrent_bytes = model.recurrent_bytes_per_sequence * plan.recurrent_rows;
+  if (config.mtp) {
+    const auto mtp = model.kv_bytes_per_cell(KvScope::mtp, config.draft_cache_k,
+                                             config.draft_cache_v, v_transposed);
+    if (!mtp) {
+      return Error{mtp.error().message, ExitCode::usage};
+    }
+    plan.mtp_kv_bytes = *mtp * plan.full_cells * plan.streams;
+  }
+
+  plan.weights_bytes = model.weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
+  plan.projector_bytes = config.projector_bytes;
+  plan.overhead_bytes = config.overhead_bytes;
+  plan.cache_ram_bytes = config.cache_ram_bytes;
+  plan.total_bytes = plan.weights_bytes + plan.projector_bytes + plan.cache_bytes() +
+                     plan.overhead_bytes + plan.cache_ram_bytes;
+  return plan;
+}
+
+bool fits(const Expected<MemoryPlan>& plan, std::uint64_t available) {
+  return plan && plan->total_bytes <= available;
+}
+
+// The most slots (at the same context per slot) and the largest context per slot (with the
+// same slots) that fit in `available`.
+void search_fit(const model::ModelFacts& model, const PlanConfig& config, std::uint64_t available,
+                MemoryPlan& plan) {
+  for (std::uint32_t slots = config.slots; slots >= 1; --slots) {
+    PlanConfig smaller = config;
+    smaller.slots = slots;
+    smaller.ctx_total = plan.ctx_per_slot * (config.kv_unified ? 1 : slots);
+    if (config.kv_unified) {
+      // One pool: fewer slots shrink only the per-slot state, the pool stays the size asked.
+      smaller.ctx_total = plan.n_ctx;
+    }
+    if (fits(compute(model, smaller), available)) {
+      plan.max_slots_that_fit = slots;
+      break;
+    }
+  }
+  std::uint64_t low = 0;  // in units of kCellPad cells per slot
+  std::uint64_t high = plan.ctx_per_slot / kCellPad;
+  while (low < high) {
+    const std::uint64_t mid = (low + high + 1) / 2;
+    PlanConfig shorter = config;
+    shorter.ctx_total = mid * kCellPad * (config.kv_unified ? 1 : config.slots);
+    if (fits(compute(model, shorter), available)) {
+      low = mid;
+    } else {
+      high = mid - 1;
+    }
+  }
+  plan.max_ctx_per_slot_that_fits = low * kCellPad;
+}
+
+}  // namespace
+
+std::optional<GgmlType> parse_cache_type(std::string_view name) {
+  constexpr std::array kAllowed{GgmlType::f32,    GgmlType::f16,  GgmlType::bf16,
+                                GgmlType::q8_0,   GgmlType::q4_0, GgmlType::q4_1,
+                                GgmlType::iq4_nl, GgmlType::q5_0, GgmlType::q5_1};
+  const gguf::GgmlTypeInfo* info = gguf::ggml_type_from_name(name);
+  if (info == nullptr ||
+      std::find(kAllowed.begin(), kAllowed.end(), info->type) == kAllowed.end()) {
+    return std::nullopt;
+  }
+  return info->type;
+}
+
+Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig& config,
+                               const PlanBudget& budget) {
+  if (!model.supported) {
+    return Error{fmt::format("{}: {}; the memory plan needs to know how llama.cpp lays out its "
+                             "caches",
+                             model.source, model.unsupported_reason),
+                 ExitCode::usage};
+  }
+  if (config.mtp && !model.has_mtp()) {
+    return Error{fmt::format("{} has no MTP head ({}.nextn_predict_layers is 0): draft-mtp "
+                             "speculative decoding needs one; drop --mtp",
+                             model.source, model.architecture),
+                 ExitCode::usage};
+  }
+  auto plan = compute(model, config);
+  if (!plan) {
+    return plan;
+  }
+  if (model.context_length > 0 && plan->ctx_per_slot > model.context_length) {
+    plan->notes.push_back(
+        config.kv_unified
+            ? fmt::format("the shared pool ({} cells) is larger than the model's training "
+                          "context ({}): one slot may grow up to that from the pool (K8)",
+                          plan->n_ctx, model.context_length)
+            : fmt::format("{} cells per slot exceed the model's training context ({}): "
+                          "llama.cpp allows it, but quality past it is not assured",
+                          plan->ctx_per_slot, model.context_length));
+  }
+  if (model.has_mtp() && !config.mtp) {
+    plan->notes.push_back(
+        "the model has an MTP head but draft-mtp is off: its blocks are not "
+        "loaded and no draft context is made (K4 recommends it on)");
+  }
+  if (!config.flash_attention) {
+    plan->notes.push_back(
+        "flash attention off: V is stored transposed at the widest layer's "
+        "width");
+  }
+  if (budget.mem_available) {
+    const std::uint64_t available = *budget.mem_available > budget.reserve_bytes
+                                        ? *budget.mem_available - budget.reserve_bytes
+                                        : 0;
+    plan->available_bytes = available;
+    plan->margin_bytes =
+        static_cast<std::int64_t>(available) - static_cast<std::int64_t>(plan->total_bytes);
+    plan->fits = plan->total_bytes <= available;
+    if (!plan->fits) {
+      search_fit(model, config, available, *plan);
+    }
+  }
+  return plan;
+}
+
+}  // namespace gb10tune::plan

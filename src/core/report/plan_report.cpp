@@ -1,0 +1,173 @@
+#include "gb10tune/report/plan_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::string type_name(gguf::GgmlType type) {
+  return std::string(gguf::ggml_type_info(type).name);
+}
+
+// "36.00 GiB (38654705664 bytes)": binary units match llama.cpp's own log lines.
+std::string bytes_cell(std::uint64_t bytes) {
+  return fmt::format("{:>12}  {:>16} B",
+                     fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0),
+                     fmt::format("{}", bytes));
+}
+
+std::string signed_gib(std::int64_t bytes) {
+  return fmt::format("{}{:.2f} GiB", bytes < 0 ? "-" : "+",
+                     static_cast<double>(bytes < 0 ? -bytes : bytes) / 1073741824.0);
+}
+
+}  // namespace
+
+json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config,
+                  const plan::MemoryPlan& plan) {
+  json doc = make_document("launch");
+  doc["dry_run"] = true;
+  doc["model"] = {{"path", model.source},
+                  {"architecture", model.architecture},
+                  {"name", model.name},
+                  {"context_length", model.context_length},
+                  {"block_count", model.block_count},
+                  {"main_layer_count", model.main_layer_count},
+                  {"mtp_layer_count", model.mtp_layer_count},
+                  {"kv_layers_full", model.kv_layer_count(model::KvScope::full_attention)},
+                  {"kv_layers_swa", model.kv_layer_count(model::KvScope::sliding_window)},
+                  {"kv_layers_mtp", model.kv_layer_count(model::KvScope::mtp)},
+                  {"sliding_window", model.sliding_window},
+                  {"recurrent_layer_count", model.recurrent_layer_count},
+                  {"recurrent_bytes_per_sequence", model.recurrent_bytes_per_sequence},
+                  {"weight_bytes", model.weight_bytes},
+                  {"mtp_weight_bytes", model.mtp_weight_bytes},
+                  {"parameter_count", model.parameter_count},
+                  {"expert_count", model.expert_count},
+                  {"expert_used_count", model.expert_used_count},
+                  {"bytes_read_per_token", model.bytes_read_per_token}};
+  doc["config"] = {{"ctx_total", config.ctx_total},
+                   {"slots", config.slots},
+                   {"kv_unified", config.kv_unified},
+                   {"cache_type_k", type_name(config.cache_k)},
+                   {"cache_type_v", type_name(config.cache_v)},
+                   {"flash_attention", config.flash_attention},
+                   {"swa_full", config.swa_full},
+                   {"ubatch", config.ubatch},
+                   {"mtp", config.mtp},
+                   {"draft_n_max", config.draft_n_max},
+                   {"cache_type_k_draft", type_name(config.draft_cache_k)},
+                   {"cache_type_v_draft", type_name(config.draft_cache_v)},
+                   {"cache_ram_bytes", config.cache_ram_bytes},
+                   {"overhead_bytes", config.overhead_bytes}};
+  json figures{{"n_ctx", plan.n_ctx},
+               {"ctx_per_slot", plan.ctx_per_slot},
+               {"streams", plan.streams},
+               {"full_cells", plan.full_cells},
+               {"swa_cells", plan.swa_cells},
+               {"recurrent_rows", plan.recurrent_rows},
+               {"weights_bytes", plan.weights_bytes},
+               {"projector_bytes", plan.projector_bytes},
+               {"kv_full_bytes", plan.kv_full_bytes},
+               {"kv_swa_bytes", plan.kv_swa_bytes},
+               {"recurrent_bytes", plan.recurrent_bytes},
+               {"mtp_kv_bytes", plan.mtp_kv_bytes},
+               {"overhead_bytes", plan.overhead_bytes},
+               {"overhead_is_estimate", true},
+               {"cache_ram_bytes", plan.cache_ram_bytes},
+               {"total_bytes", plan.total_bytes},
+               {"fits", plan.fits},
+               {"notes", plan.notes}};
+  figures["available_bytes"] = plan.available_bytes ? json(*plan.available_bytes) : json(nullptr);
+  figures["margin_bytes"] = plan.margin_bytes ? json(*plan.margin_bytes) : json(nullptr);
+  if (plan.available_bytes && !plan.fits) {
+    figures["max_slots_that_fit"] = plan.max_slots_that_fit;
+    figures["max_ctx_per_slot_that_fits"] = plan.max_ctx_per_slot_that_fits;
+  }
+  doc["plan"] = figures;
+  return doc;
+}
+
+std::string render_plan_text(const model::ModelFacts& model, const plan::PlanConfig& config,
+                             const plan::MemoryPlan& plan, const TextStyle& style) {
+  std::string out = fmt::format("{} — {} ({}{})\n", style.bold("memory plan"), model.source,
+                                model.architecture, model.name.empty() ? "" : ", " + model.name);
+  out += fmt::format(
+      "context {} cells in {} stream{}{}; {} slot{}, up to {} cells each; KV {}/{}{}\n\n",
+      plan.n_ctx, plan.streams, plan.streams == 1 ? "" : "s",
+      config.kv_unified ? " (unified pool, -kvu)" : "", config.slots, config.slots == 1 ? "" : "s",
+      plan.ctx_per_slot, type_name(config.cache_k), type_name(config.cache_v),
+      config.flash_attention ? ", flash attention" : "");
+  auto row = [&](std::string_view label, std::uint64_t bytes, std::string_view detail) {
+    out += fmt::format("  {:<24}{}  {}\n", label, bytes_cell(bytes), detail);
+  };
+  row("weights", plan.weights_bytes,
+      config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)");
+  if (plan.projector_bytes > 0) {
+    row("mmproj", plan.projector_bytes, "");
+  }
+  row("KV, full attention", plan.kv_full_bytes,
+      fmt::format("{} layers x {} cells x {} stream(s)",
+                  model.kv_layer_count(model::KvScope::full_attention), plan.full_cells,
+                  plan.streams));
+  if (model.kv_layer_count(model::KvScope::sliding_window) > 0) {
+    row("KV, sliding window", plan.kv_swa_bytes,
+        fmt::format("{} layers x {} cells (window {})",
+                    model.kv_layer_count(model::KvScope::sliding_window), plan.swa_cells,
+                    model.sliding_window));
+  }
+  if (model.recurrent_layer_count > 0) {
+    row("recurrent state", plan.recurrent_bytes,
+        fmt::format("{} layers x {} rows{}", model.recurrent_layer_count, plan.recurrent_rows,
+                    config.mtp ? fmt::format(" (slots x (1 + draft n-max {}))", config.draft_n_max)
+                               : std::string()));
+  }
+  if (config.mtp) {
+    row("MTP draft context KV", plan.mtp_kv_bytes,
+        fmt::format("{} layer(s), {}/{}", model.kv_layer_count(model::KvScope::mtp),
+                    type_name(config.draft_cache_k), type_name(config.draft_cache_v)));
+  }
+  row("compute + overhead", plan.overhead_bytes, "(estimate)");
+  row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+  out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
+  if (plan.available_bytes) {
+    out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",
+                       bytes_cell(*plan.available_bytes));
+    const std::string margin = signed_gib(*plan.margin_bytes);
+    out += fmt::format(
+        "  {:<24}{}\n", "margin",
+        plan.fits ? style.green(margin + "  fits") : style.red(margin + "  DOES NOT FIT"));
+    if (!plan.fits) {
+      std::vector<std::string> options;
+      if (plan.max_slots_that_fit > 0 && plan.max_slots_that_fit < config.slots) {
+        options.push_back(
+            fmt::format("{} slot(s) of {} cells", plan.max_slots_that_fit, plan.ctx_per_slot));
+      }
+      if (plan.max_ctx_per_slot_that_fits > 0) {
+        options.push_back(
+            fmt::format("{} slot(s) of {} cells", config.slots, plan.max_ctx_per_slot_that_fits));
+      }
+      out += options.empty() ? fmt::format(
+                                   "\nNothing fits with these settings: weights, overhead and the "
+                                   "prompt cache alone leave no room for the cache. Lower "
+                                   "--cache-ram or --reserve, or free memory.\n")
+                             : fmt::format("\nWhat fits: {}.\n", fmt::join(options, ", or "));
+    }
+  } else {
+    out += "  available               unknown (/proc/meminfo unreadable): not checked\n";
+  }
+  for (const std::string& note : plan.notes) {
+    out += style.yellow("note: ") + note + "\n";
+  }
+  return out;
+}
+
+}  // namespace gb10tune::report

@@ -1,0 +1,20 @@
+// Test models written with the GGUF writer, shared by the model-facts, plan and CLI tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gb10tune/model/model_facts.hpp"
+#include "support/gguf_writer.hpp"
+
+namespace gb10tune::testing {
+
+// Parses the writer's bytes in memory and describes the model.
+Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& name = "model.gguf");
+
+// The report's model (K13): Qwen3.x 27B, qwen35, 64 main layers plus `nextn` MTP blocks
+// (block_count = 64 + nextn), full attention every 4th layer, 4 KV heads of 256 dims, gated
+// delta net state (conv kernel 4, inner 6144, state 128, 16 groups). No tensors.
+GgufWriter report_model(std::uint32_t blocks = 65, std::uint32_t nextn = 1);
+
+}  // namespace gb10tune::testing

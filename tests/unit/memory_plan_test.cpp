@@ -1,0 +1,208 @@
+#include "gb10tune/plan/memory_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/test_models.hpp"
+
+namespace gb10tune::plan {
+namespace {
+
+using gguf::GgmlType;
+using testing::gguf_string;
+using testing::gguf_uint32;
+using testing::report_model;
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+model::ModelFacts facts_of(const testing::GgufWriter& w) {
+  auto facts = testing::describe(w);
+  EXPECT_TRUE(facts) << facts.error().message;
+  return *facts;
+}
+
+// The report's tuned configuration (K9): -c 589824 -np 3 -kvu, draft-mtp n-max 4, f16.
+PlanConfig k9() {
+  PlanConfig config;
+  config.ctx_total = 589824;
+  config.slots = 3;
+  config.kv_unified = true;
+  config.mtp = true;
+  config.draft_n_max = 4;
+  config.cache_ram_bytes = 24576ull << 20;
+  return config;
+}
+
+// Recurrent state of the report model per sequence: 48 recurrent layers x
+// ((4 - 1) x (6144 + 2 x 16 x 128) + 128 x 6144) f32 values.
+constexpr std::uint64_t kRecurrentPerSequence =
+    48ull * (3 * (6144 + 2 * 16 * 128) + 128 * 6144) * 4;
+
+TEST(MemoryPlan, ReportCaseIsExactly36GiBOfMainKvPlusWhatTheScriptNeverCounted) {
+  const auto plan = make_plan(facts_of(report_model()), k9(), {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->n_ctx, 589824u);
+  EXPECT_EQ(plan->streams, 1u);
+  EXPECT_EQ(plan->ctx_per_slot, 589824u);
+  EXPECT_EQ(plan->kv_full_bytes, 36 * kGiB);  // 16 layers x 4 heads x 256 x 2 (K,V) x 2 bytes
+  EXPECT_EQ(plan->kv_swa_bytes, 0u);
+  // The MTP block's own KV in the draft context: 4096 bytes per cell.
+  EXPECT_EQ(plan->mtp_kv_bytes, 4096ull * 589824);
+  // 3 slots x (1 + 4 rollback snapshots) rows of recurrent state.
+  EXPECT_EQ(plan->recurrent_rows, 15u);
+  EXPECT_EQ(plan->recurrent_bytes, kRecurrentPerSequence * 15);
+  EXPECT_EQ(plan->cache_ram_bytes, 24576ull << 20);
+  EXPECT_EQ(plan->total_bytes, plan->weights_bytes + plan->cache_bytes() + plan->overhead_bytes +
+                                   plan->cache_ram_bytes);
+  EXPECT_FALSE(plan->available_bytes);  // no budget given: not checked
+}
+
+TEST(MemoryPlan, SeparateStreamsSplitTheContextAcrossSlots) {
+  PlanConfig config = k9();
+  config.kv_unified = false;
+  const auto plan = make_plan(facts_of(report_model()), config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->streams, 3u);
+  EXPECT_EQ(plan->ctx_per_slot, 196608u);
+  EXPECT_EQ(plan->kv_full_bytes, 36 * kGiB);  // the same cells, in three streams
+}
+
+TEST(MemoryPlan, ContextIsPaddedTo256AndRoundedToWholeSlots) {
+  PlanConfig config;
+  config.ctx_total = 1000;
+  config.mtp = false;
+  const model::ModelFacts facts = facts_of(report_model());
+  auto plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->n_ctx, 1024u);
+  config.slots = 3;
+  config.ctx_total = 1024;
+  plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->ctx_per_slot, 512u);  // pad(1024 / 3 = 341, 256)
+  EXPECT_EQ(plan->n_ctx, 1536u);
+  EXPECT_EQ(plan->kv_full_bytes, 65536ull * 512 * 3);
+  config.ctx_total = 0;  // the model's training context
+  config.slots = 1;
+  plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->n_ctx, 262144u);
+}
+
+TEST(MemoryPlan, MtpOffLoadsNoDraftContextAndNoRollbackState) {
+  PlanConfig config = k9();
+  config.mtp = false;
+  const auto plan = make_plan(facts_of(report_model()), config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mtp_kv_bytes, 0u);
+  EXPECT_EQ(plan->recurrent_rows, 3u);
+  ASSERT_FALSE(plan->notes.empty());
+  EXPECT_NE(plan->notes.back().find("MTP head but draft-mtp is off"), std::string::npos);
+}
+
+TEST(MemoryPlan, MtpOnAModelWithoutTheHeadIsRefused) {
+  const auto plan = make_plan(facts_of(report_model(64, 0)), k9(), {});
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ExitCode::usage);
+  EXPECT_NE(plan.error().message.find("no MTP head"), std::string::npos);
+}
+
+TEST(MemoryPlan, QuantizedCacheTypesUseGgmlRowSizes) {
+  PlanConfig config = k9();
+  config.cache_k = GgmlType::q8_0;  // 1024 values = 32 blocks of 34 bytes
+  config.cache_v = GgmlType::q4_0;  // 32 blocks of 18 bytes
+  config.draft_cache_k = GgmlType::q8_0;
+  config.draft_cache_v = GgmlType::q8_0;
+  const auto plan = make_plan(facts_of(report_model()), config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->kv_full_bytes, 16ull * (32 * 34 + 32 * 18) * 589824);
+  EXPECT_EQ(plan->mtp_kv_bytes, 1ull * (32 * 34 + 32 * 34) * 589824);
+}
+
+TEST(MemoryPlan, DoesNotFitSaysWhatWould) {
+  PlanBudget budget;
+  budget.mem_available = 60'000'000'000ull;
+  budget.reserve_bytes = 12'000'000'000ull;
+  const model::ModelFacts facts = facts_of(report_model());
+  PlanConfig config = k9();
+  config.kv_unified = false;  // per-slot streams: fewer slots means less KV
+  const auto plan = make_plan(facts, config, budget);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(*plan->available_bytes, 48'000'000'000ull);
+  EXPECT_LT(*plan->margin_bytes, 0);
+  // 36 GiB + 2.25 GiB + 2.2 GiB + 6 GB + 24 GiB for 3 slots: 1 slot of 196608 fits in 48 GB.
+  EXPECT_EQ(plan->max_slots_that_fit, 1u);
+  ASSERT_GT(plan->max_ctx_per_slot_that_fits, 0u);
+  EXPECT_EQ(plan->max_ctx_per_slot_that_fits % 256, 0u);
+  // The answer is the largest: it fits, and 256 cells more do not.
+  PlanConfig at = config;
+  at.ctx_total = plan->max_ctx_per_slot_that_fits * 3;
+  EXPECT_TRUE(make_plan(facts, at, budget)->fits);
+  at.ctx_total = (plan->max_ctx_per_slot_that_fits + 256) * 3;
+  EXPECT_FALSE(make_plan(facts, at, budget)->fits);
+}
+
+TEST(MemoryPlan, ReserveLargerThanMemoryLeavesNothing) {
+  PlanBudget budget;
+  budget.mem_available = 8'000'000'000ull;
+  const auto plan = make_plan(facts_of(report_model()), k9(), budget);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(*plan->available_bytes, 0u);
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->max_slots_that_fit, 0u);
+  EXPECT_EQ(plan->max_ctx_per_slot_that_fits, 0u);
+}
+
+TEST(MemoryPlan, SlidingWindowLayersHoldOnlyTheWindow) {
+  testing::GgufWriter w;
+  w.add("general.architecture", gguf_string("gemma3"))
+      .add("gemma3.block_count", gguf_uint32(62))
+      .add("gemma3.context_length", gguf_uint32(131072))
+      .add("gemma3.embedding_length", gguf_uint32(5376))
+      .add("gemma3.attention.head_count", gguf_uint32(32))
+      .add("gemma3.attention.head_count_kv", gguf_uint32(16))
+      .add("gemma3.attention.key_length", gguf_uint32(128))
+      .add("gemma3.attention.value_length", gguf_uint32(128))
+      .add("gemma3.attention.sliding_window", gguf_uint32(1000));
+  const model::ModelFacts facts = facts_of(w);
+  PlanConfig config;
+  config.ctx_total = 32768;
+  config.slots = 2;
+  config.kv_unified = true;
+  auto plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  // 62 layers, every 6th global (il % 6 == 5): 10 full-attention layers, 52 sliding-window.
+  ASSERT_EQ(facts.kv_layer_count(model::KvScope::full_attention), 10u);
+  ASSERT_EQ(facts.kv_layer_count(model::KvScope::sliding_window), 52u);
+  EXPECT_EQ(plan->full_cells, 32768u);
+  EXPECT_EQ(plan->swa_cells, 2560u);  // pad(1000 x 2 slots + 512 = 2512, 256)
+  const std::uint64_t per_layer = 16 * 128 * 2 * 2;
+  EXPECT_EQ(plan->kv_swa_bytes,
+            per_layer * facts.kv_layer_count(model::KvScope::sliding_window) * 2560);
+  EXPECT_EQ(plan->kv_full_bytes,
+            per_layer * facts.kv_layer_count(model::KvScope::full_attention) * 32768);
+  config.swa_full = true;
+  plan = make_plan(facts, config, {});
+  EXPECT_EQ(plan->swa_cells, 32768u);
+}
+
+TEST(MemoryPlan, CacheTypeNames) {
+  EXPECT_EQ(parse_cache_type("q8_0"), GgmlType::q8_0);
+  EXPECT_EQ(parse_cache_type("F16"), GgmlType::f16);
+  EXPECT_FALSE(parse_cache_type("q4_K"));  // a weight type, not a cache type
+  EXPECT_FALSE(parse_cache_type("fp8"));
+}
+
+TEST(MemoryPlan, ZeroSlotsAndUnsupportedArchitecturesAreUsageErrors) {
+  PlanConfig config;
+  config.slots = 0;
+  EXPECT_EQ(make_plan(facts_of(report_model()), config, {}).error().code, ExitCode::usage);
+  testing::GgufWriter w;
+  w.add("general.architecture", gguf_string("mamba2"));
+  const auto unknown = make_plan(facts_of(w), PlanConfig{}, {});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("mamba2"), std::string::npos) << unknown.error().message;
+}
+
+}  // namespace
+}  // namespace gb10tune::plan
