@@ -11,6 +11,7 @@
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "support/gguf_writer.hpp"
+#include "support/test_models.hpp"
 
 namespace {
 
@@ -23,22 +24,7 @@ class SparseModel {
   SparseModel() {
     m_path = std::filesystem::temp_directory_path() /
              ("gb10tune-bench-" + std::to_string(::getpid()) + ".gguf");
-    GgufWriter w;
-    w.add("general.architecture", gguf_string("qwen35"))
-        .add("qwen35.block_count", gguf_uint32(65))
-        .add("qwen35.context_length", gguf_uint32(262144))
-        .add("qwen35.embedding_length", gguf_uint32(5120))
-        .add("qwen35.attention.head_count", gguf_uint32(24))
-        .add("qwen35.attention.head_count_kv", gguf_uint32(4))
-        .add("qwen35.attention.key_length", gguf_uint32(256))
-        .add("qwen35.attention.value_length", gguf_uint32(256))
-        .add("qwen35.full_attention_interval", gguf_uint32(4))
-        .add("qwen35.nextn_predict_layers", gguf_uint32(1))
-        .add("qwen35.ssm.conv_kernel", gguf_uint32(4))
-        .add("qwen35.ssm.inner_size", gguf_uint32(6144))
-        .add("qwen35.ssm.state_size", gguf_uint32(128))
-        .add("qwen35.ssm.time_step_rank", gguf_uint32(48))
-        .add("qwen35.ssm.group_count", gguf_uint32(16));
+    GgufWriter w = gb10tune::testing::report_model();  // the report's qwen35 + MTP block
     std::vector<std::string> tokens;
     std::vector<std::int32_t> types;
     for (int i = 0; i < 150000; ++i) {

@@ -155,6 +155,16 @@ struct SsmSizes {
 
 // The hybrid Qwen rules (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp
 // load_arch_hparams): SSM sizes, nextn blocks, recurrent layers.
+// The period of the sliding-window pattern: a scalar <arch>.attention.sliding_window_pattern,
+// else `fallback` (llama.cpp ignores an array there).
+Expected<std::uint32_t> swa_period(const Hparams& hp, std::uint32_t fallback) {
+  if (!hp.has("attention.sliding_window_pattern") ||
+      hp.is_array("attention.sliding_window_pattern")) {
+    return fallback;
+  }
+  return hp.u32("attention.sliding_window_pattern");
+}
+
 Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>& recurrent,
                          SsmSizes& ssm) {
   const std::array<std::pair<std::string_view, std::uint64_t*>, 5> keys{{
@@ -328,16 +338,11 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
       }
       if (*n_swa > 0) {
         facts.sliding_window = *n_swa;
-        std::uint32_t period = 6;
-        if (hp.has("attention.sliding_window_pattern") &&
-            !hp.is_array("attention.sliding_window_pattern")) {
-          const auto value = hp.u32("attention.sliding_window_pattern");
-          if (!value) {
-            return value.error();
-          }
-          period = *value;
+        const auto period = swa_period(hp, 6);
+        if (!period) {
+          return period.error();
         }
-        set_swa_pattern(facts.layers, facts.main_layer_count, period);
+        set_swa_pattern(facts.layers, facts.main_layer_count, *period);
       }
       break;
     }
@@ -349,16 +354,11 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
         return n_swa.error();
       }
       facts.sliding_window = *n_swa;
-      std::uint32_t period = 2;
-      if (hp.has("attention.sliding_window_pattern") &&
-          !hp.is_array("attention.sliding_window_pattern")) {
-        const auto value = hp.u32("attention.sliding_window_pattern");
-        if (!value) {
-          return value.error();
-        }
-        period = *value;
+      const auto period = swa_period(hp, 2);
+      if (!period) {
+        return period.error();
       }
-      set_swa_pattern(facts.layers, facts.main_layer_count, period);
+      set_swa_pattern(facts.layers, facts.main_layer_count, *period);
       break;
     }
     case Family::qwen_hybrid: {
