@@ -88,6 +88,49 @@ TEST(MemoryPlan, ContextIsPaddedTo256AndRoundedToWholeSlots) {
   EXPECT_EQ(plan->n_ctx, 262144u);
 }
 
+TEST(MemoryPlan, UnsetContextIsTheTrainingContextPerStream) {
+  // llama-server's fit step asks for n_ctx_train x n_streams when -c is unset.
+  PlanConfig config;
+  config.mtp = false;
+  config.slots = 2;
+  const model::ModelFacts facts = facts_of(report_model());
+  auto plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->n_ctx, 2u * 262144);
+  EXPECT_EQ(plan->ctx_per_slot, 262144u);
+  config.kv_unified = true;
+  plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->n_ctx, 262144u);
+}
+
+TEST(MemoryPlan, QuantizedCacheRulesOfLlamaInitFromModel) {
+  const model::ModelFacts facts = facts_of(report_model());
+  PlanConfig config = k9();
+  config.cache_v = GgmlType::q8_0;
+  config.flash_attention = false;
+  auto plan = make_plan(facts, config, {});
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("needs flash attention"), std::string::npos);
+
+  // A head size of 16 is not a whole q8_0 block (32 values).
+  testing::GgufWriter small;
+  small.add("general.architecture", gguf_string("llama"))
+      .add("llama.block_count", gguf_uint32(2))
+      .add("llama.context_length", gguf_uint32(4096))
+      .add("llama.embedding_length", gguf_uint32(64))
+      .add("llama.attention.head_count", gguf_uint32(4))
+      .add("llama.attention.head_count_kv", gguf_uint32(2));
+  config = PlanConfig{};
+  config.cache_k = GgmlType::q8_0;
+  plan = make_plan(facts_of(small), config, {});
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("do not divide the head size 16"), std::string::npos)
+      << plan.error().message;
+  config.cache_k = GgmlType::f16;
+  EXPECT_TRUE(make_plan(facts_of(small), config, {}));
+}
+
 TEST(MemoryPlan, MtpOffLoadsNoDraftContextAndNoRollbackState) {
   PlanConfig config = k9();
   config.mtp = false;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "gb10tune/util/strings.hpp"
 
@@ -27,7 +28,11 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   if (config.slots == 0) {
     return Error{"the number of slots (-np) must be at least 1", ExitCode::usage};
   }
-  const std::uint64_t requested = config.ctx_total == 0 ? model.context_length : config.ctx_total;
+  // An unset context is the training context per stream: llama-server's fit step (on by
+  // default) asks for n_ctx_train x n_streams before the context is created.
+  const std::uint64_t streams_wanted = config.kv_unified ? 1 : config.slots;
+  const std::uint64_t requested =
+      config.ctx_total == 0 ? model.context_length * streams_wanted : config.ctx_total;
   if (requested == 0) {
     return Error{fmt::format("{} does not say its training context ({}.context_length); pass "
                              "the context size explicitly",
@@ -122,6 +127,41 @@ void search_fit(const model::ModelFacts& model, const PlanConfig& config, std::u
   plan.max_ctx_per_slot_that_fits = low * kCellPad;
 }
 
+// The checks llama_init_from_model makes on the quantized cache types of one context: a
+// quantized V cache needs flash attention, and with flash attention a quantized type's block
+// must divide every main layer's head size.
+Status check_cache_types(const model::ModelFacts& model, const PlanConfig& config, GgmlType cache_k,
+                         GgmlType cache_v) {
+  const gguf::GgmlTypeInfo& k = gguf::ggml_type_info(cache_k);
+  const gguf::GgmlTypeInfo& v = gguf::ggml_type_info(cache_v);
+  if (v.quantized && !config.flash_attention) {
+    return Error{fmt::format("a quantized V cache ({}) needs flash attention; use --flash-attn on "
+                             "or an unquantized V cache",
+                             v.name),
+                 ExitCode::usage};
+  }
+  if (!config.flash_attention) {
+    return {};
+  }
+  for (const model::LayerFacts& layer : model.layers) {
+    if (layer.mtp || layer.head_count_kv == 0 || (!layer.main_kv && !layer.sliding_window)) {
+      continue;
+    }
+    const std::uint32_t head_k = layer.k_width / layer.head_count_kv;
+    const std::uint32_t head_v = layer.v_width / layer.head_count_kv;
+    for (auto [info, head, which] : {std::tuple{&k, head_k, "K"}, std::tuple{&v, head_v, "V"}}) {
+      if (info->quantized && head % info->block_size != 0) {
+        return Error{fmt::format("{} cache type {} has blocks of {} values, which do not divide "
+                                 "the head size {} of layer {}: llama.cpp refuses it; use f16, "
+                                 "bf16 or a type whose block divides {}",
+                                 which, info->name, info->block_size, head, layer.index, head),
+                     ExitCode::usage};
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<GgmlType> parse_cache_type(std::string_view name) {
@@ -149,6 +189,18 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
                              "speculative decoding needs one; drop --mtp",
                              model.source, model.architecture),
                  ExitCode::usage};
+  }
+  if (const Status types = check_cache_types(model, config, config.cache_k, config.cache_v);
+      !types) {
+    return types.error();
+  }
+  // The MTP draft context is a llama_context of its own, checked the same way.
+  if (config.mtp) {
+    if (const Status types =
+            check_cache_types(model, config, config.draft_cache_k, config.draft_cache_v);
+        !types) {
+      return Error{"MTP draft context: " + types.error().message, ExitCode::usage};
+    }
   }
   auto plan = compute(model, config);
   if (!plan) {
