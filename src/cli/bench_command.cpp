@@ -7,7 +7,7 @@
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
-#include "gb10tune/util/strings.hpp"
+#include "size_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -35,22 +35,19 @@ Expected<bench::BandwidthOptions> to_options(const BenchOptions& in) {
   out.samples = in.samples;
   out.warmup = in.warmup;
   out.device = in.device;
-  if (!in.size.empty()) {
-    const auto bytes = parse_size(in.size);
-    if (!bytes) {
-      return Error{fmt::format("--size '{}' is not a size; write e.g. 1G, 512MiB or 2GB", in.size),
-                   ExitCode::usage};
-    }
-    out.buffer_bytes = *bytes;
+  const auto size = size_option("--size", in.size, 0);
+  if (!size) {
+    return size.error();
   }
-  if (!in.reserve.empty()) {
-    const auto bytes = in.reserve == "0" ? std::optional<std::uint64_t>(0) : parse_size(in.reserve);
-    if (!bytes) {
-      return Error{fmt::format("--reserve '{}' is not a size; write e.g. 12GB or 8G", in.reserve),
-                   ExitCode::usage};
-    }
-    out.reserve_bytes = *bytes;
+  if (!in.size.empty() && *size == 0) {
+    return Error{"--size 0 measures nothing; give a buffer size such as 1G", ExitCode::usage};
   }
+  out.buffer_bytes = *size;
+  const auto reserve = size_option("--reserve", in.reserve, out.reserve_bytes);
+  if (!reserve) {
+    return reserve.error();
+  }
+  out.reserve_bytes = *reserve;
   for (const std::string& id : in.allocators) {
     const auto allocator = kernels::parse_allocator(id);
     if (!allocator) {

@@ -9,7 +9,7 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/sys/meminfo.hpp"
-#include "gb10tune/util/strings.hpp"
+#include "size_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -45,21 +45,6 @@ Expected<gguf::GgmlType> cache_type(const std::string& option, const std::string
   return Error{fmt::format("{} '{}' is not a KV cache type llama.cpp accepts; use f32, f16, "
                            "bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1",
                            option, value),
-               ExitCode::usage};
-}
-
-Expected<std::uint64_t> size_option(const std::string& option, const std::string& value,
-                                    std::uint64_t fallback) {
-  if (value.empty()) {
-    return fallback;
-  }
-  if (value == "0") {
-    return std::uint64_t{0};
-  }
-  if (const auto bytes = parse_size(value)) {
-    return *bytes;
-  }
-  return Error{fmt::format("{} '{}' is not a size; write e.g. 12GB or 8G", option, value),
                ExitCode::usage};
 }
 

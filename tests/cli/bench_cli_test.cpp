@@ -69,6 +69,8 @@ TEST(CliBench, BadOptionsAreUsageErrors) {
   testing::FakeBandwidth fake;
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"bench", "--size", "lots"},
+        std::vector<std::string>{"bench", "--size", "0"},
+        std::vector<std::string>{"bench", "--reserve", "much"},
         std::vector<std::string>{"bench", "--allocators", "device,bogus"},
         std::vector<std::string>{"bench", "--operations", "scan"},
         std::vector<std::string>{"bench", "--device", "3"},
