@@ -33,15 +33,7 @@ class SparseModel {
     }
     w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
         .add("tokenizer.ggml.token_type", gguf_int32_array(types));
-    w.tensor("token_embd.weight", {5120, 248320}, GgmlType::q4_k);
-    for (int il = 0; il < 64; ++il) {
-      const std::string blk = "blk." + std::to_string(il) + ".";
-      w.tensor(blk + "ffn_up.weight", {5120, 17408}, GgmlType::q6_k)
-          .tensor(blk + "ffn_gate.weight", {5120, 17408}, GgmlType::q6_k)
-          .tensor(blk + "ffn_down.weight", {17408, 5120}, GgmlType::q6_k)
-          .tensor(blk + "attn_qkv.weight", {5120, 10240}, GgmlType::q4_k)
-          .tensor(blk + "attn_output.weight", {5120, 5120}, GgmlType::q6_k);
-    }
+    gb10tune::testing::add_large_model_tensors(w);
     m_size = w.write(m_path);
   }
   ~SparseModel() {

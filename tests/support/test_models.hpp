@@ -17,4 +17,8 @@ Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& nam
 // delta net state (conv kernel 4, inner 6144, state 128, 16 groups). No tensors.
 GgufWriter report_model(std::uint32_t blocks = 65, std::uint32_t nextn = 1);
 
+// Adds the tensor infos of a 27B-class model (token embedding plus 64 blocks of K-quant FFN
+// and attention weights): about 18 GB of data, written as a sparse hole.
+void add_large_model_tensors(GgufWriter& w);
+
 }  // namespace gb10tune::testing

@@ -5,6 +5,7 @@
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune::gguf {
 namespace {
@@ -275,15 +276,7 @@ TEST(GgufReader, SparseSeventeenGigabyteModelHeaderReadsWithoutTouchingData) {
   // 64 blocks of K-quant tensors: 18 GB of (sparse) tensor data behind a small header.
   GgufWriter w;
   w.add("general.architecture", testing::gguf_string("qwen35"));
-  w.tensor("token_embd.weight", {5120, 248320}, GgmlType::q4_k);
-  for (int il = 0; il < 64; ++il) {
-    const std::string blk = "blk." + std::to_string(il) + ".";
-    w.tensor(blk + "ffn_up.weight", {5120, 17408}, GgmlType::q6_k)
-        .tensor(blk + "ffn_gate.weight", {5120, 17408}, GgmlType::q6_k)
-        .tensor(blk + "ffn_down.weight", {17408, 5120}, GgmlType::q6_k)
-        .tensor(blk + "attn_qkv.weight", {5120, 10240}, GgmlType::q4_k)
-        .tensor(blk + "attn_output.weight", {5120, 5120}, GgmlType::q6_k);
-  }
+  testing::add_large_model_tensors(w);
   testing::TempDir dir;
   const auto path = dir.path() / "sparse-17g.gguf";
   const std::uint64_t size = w.write(path);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gb10tune/report/gpu_json.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -77,17 +78,7 @@ json case_json(const bench::CaseOutcome& outcome) {
 
 json bandwidth_to_json(const bench::BandwidthRun& run) {
   json doc = make_document("bench");
-  const gpu::GpuDevice& d = run.device;
-  doc["device"] = {{"index", d.index},
-                   {"name", d.name},
-                   {"class", gpu::describe(gpu::classify(d))},
-                   {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-                   {"sm_count", d.sm_count},
-                   {"l2_bytes", d.l2_bytes},
-                   {"total_memory_bytes", d.total_memory_bytes},
-                   {"integrated", d.integrated},
-                   {"pageable_memory_access", d.pageable_memory_access},
-                   {"concurrent_managed_access", d.concurrent_managed_access}};
+  doc["device"] = gpu_device_to_json(run.device);
   doc["peak_bytes_per_second"] = run.peak_bytes_per_second;
   doc["peak_source"] = run.peak_source;
   doc["byte_convention"] =

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "gb10tune/report/bench_report.hpp"
+#include "gb10tune/report/gpu_json.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -11,18 +12,6 @@ namespace gb10tune::report {
 using nlohmann::json;
 
 namespace {
-
-std::string_view kind_id(gpu::GpuKind kind) {
-  switch (kind) {
-    case gpu::GpuKind::gb10:
-      return "gb10";
-    case gpu::GpuKind::integrated:
-      return "integrated";
-    case gpu::GpuKind::discrete:
-      return "discrete";
-  }
-  return "discrete";
-}
 
 std::string_view family_id(sys::CpuFamily family) {
   switch (family) {
@@ -75,26 +64,7 @@ json memory_json(const probe::ProbeResult& result) {
 json gpu_json(const gpu::GpuReport& report) {
   json devices = json::array();
   for (const gpu::GpuDevice& d : report.devices) {
-    const gpu::GpuKind kind = gpu::classify(d);
-    devices.push_back({{"index", d.index},
-                       {"name", d.name},
-                       {"kind", kind_id(kind)},
-                       {"class", gpu::describe(kind)},
-                       {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-                       {"sm_count", d.sm_count},
-                       {"l2_bytes", d.l2_bytes},
-                       {"total_memory_bytes", d.total_memory_bytes},
-                       {"memory_clock_khz", d.memory_clock_khz},
-                       {"memory_bus_width_bits", d.memory_bus_width_bits},
-                       {"nominal_bandwidth_bytes_per_second", gpu::nominal_bandwidth(d)},
-                       {"integrated", d.integrated},
-                       {"managed_memory", d.managed_memory},
-                       {"concurrent_managed_access", d.concurrent_managed_access},
-                       {"pageable_memory_access", d.pageable_memory_access},
-                       {"pageable_memory_access_uses_host_page_tables",
-                        d.pageable_memory_access_uses_host_page_tables},
-                       {"pci_bus_id", d.pci_bus_id},
-                       {"cuda_architecture", gpu::cuda_architecture(d)}});
+    devices.push_back(gpu_device_to_json(d));
   }
   return {{"status", gpu::to_string(report.status)},
           {"detail", report.detail},
