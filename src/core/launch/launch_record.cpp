@@ -1,0 +1,151 @@
+#include "gb10tune/launch/launch_record.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "gb10tune/platform/state_dir.hpp"
+
+namespace gb10tune::launch {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// Reads field `name` of `doc` into `target`; false (with `error` set) when absent or mistyped.
+template <class T>
+bool get_field(const nlohmann::json& doc, const char* name, T& target, std::string& error) {
+  const auto it = doc.find(name);
+  if (it == doc.end()) {
+    error = fmt::format("field '{}' is missing", name);
+    return false;
+  }
+  try {
+    target = it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    error = fmt::format("field '{}' has the wrong type ({})", name, it->type_name());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+StatePaths StatePaths::under(const std::filesystem::path& state_dir) {
+  return {state_dir / "launch.json", state_dir / "llama-server.pid", state_dir / "launch.lock",
+          state_dir / "llama-server.log"};
+}
+
+nlohmann::json record_to_json(const LaunchRecord& r) {
+  return {{"schema_version", kSchemaVersion},
+          {"pid", r.pid},
+          {"start_time_ticks", r.start_time_ticks},
+          {"server_path", r.server_path},
+          {"argv", r.argv},
+          {"env_removed", r.env_removed},
+          {"url", r.url},
+          {"log_path", r.log_path},
+          {"model_path", r.model_path},
+          {"mmproj_path", r.mmproj_path},
+          {"launched_at", r.launched_at},
+          {"gb10tune_version", r.gb10tune_version},
+          {"settings",
+           {{"slots", r.slots},
+            {"ctx_per_slot", r.ctx_per_slot},
+            {"kv_unified", r.kv_unified},
+            {"mtp", r.mtp},
+            {"draft_n_max", r.draft_n_max},
+            {"cache_ram_mib", r.cache_ram_mib}}},
+          {"model",
+           {{"architecture", r.architecture},
+            {"has_mtp", r.model_has_mtp},
+            {"layers", r.model_layers},
+            {"bytes_per_token", r.bytes_per_token}}},
+          {"expected",
+           {{"weights_bytes", r.expected_weights_bytes},
+            {"kv_bytes", r.expected_kv_bytes},
+            {"total_bytes", r.expected_total_bytes}}},
+          {"plan", r.plan}};
+}
+
+Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source) {
+  const auto fail = [&](const std::string& why) {
+    return Error{fmt::format("launch record {}: {}; it was written by another gb10tune version "
+                             "or edited by hand: run `gb10tune launch` again to rewrite it",
+                             source, why),
+                 ExitCode::failed};
+  };
+  if (!doc.is_object()) {
+    return fail("not a JSON object");
+  }
+  std::string error;
+  int version = 0;
+  if (!get_field(doc, "schema_version", version, error)) {
+    return fail(error);
+  }
+  if (version != kSchemaVersion) {
+    return fail(fmt::format("schema_version {} is not the supported {}", version, kSchemaVersion));
+  }
+  LaunchRecord r;
+  nlohmann::json settings, model, expected;
+  const bool ok =
+      get_field(doc, "pid", r.pid, error) &&
+      get_field(doc, "start_time_ticks", r.start_time_ticks, error) &&
+      get_field(doc, "server_path", r.server_path, error) &&
+      get_field(doc, "argv", r.argv, error) &&
+      get_field(doc, "env_removed", r.env_removed, error) && get_field(doc, "url", r.url, error) &&
+      get_field(doc, "log_path", r.log_path, error) &&
+      get_field(doc, "model_path", r.model_path, error) &&
+      get_field(doc, "mmproj_path", r.mmproj_path, error) &&
+      get_field(doc, "launched_at", r.launched_at, error) &&
+      get_field(doc, "gb10tune_version", r.gb10tune_version, error) &&
+      get_field(doc, "settings", settings, error) && get_field(doc, "model", model, error) &&
+      get_field(doc, "expected", expected, error) && get_field(doc, "plan", r.plan, error) &&
+      get_field(settings, "slots", r.slots, error) &&
+      get_field(settings, "ctx_per_slot", r.ctx_per_slot, error) &&
+      get_field(settings, "kv_unified", r.kv_unified, error) &&
+      get_field(settings, "mtp", r.mtp, error) &&
+      get_field(settings, "draft_n_max", r.draft_n_max, error) &&
+      get_field(settings, "cache_ram_mib", r.cache_ram_mib, error) &&
+      get_field(model, "architecture", r.architecture, error) &&
+      get_field(model, "has_mtp", r.model_has_mtp, error) &&
+      get_field(model, "layers", r.model_layers, error) &&
+      get_field(model, "bytes_per_token", r.bytes_per_token, error) &&
+      get_field(expected, "weights_bytes", r.expected_weights_bytes, error) &&
+      get_field(expected, "kv_bytes", r.expected_kv_bytes, error) &&
+      get_field(expected, "total_bytes", r.expected_total_bytes, error);
+  if (!ok) {
+    return fail(error);
+  }
+  if (r.pid <= 0) {
+    return fail(fmt::format("pid {} is not a process id", r.pid));
+  }
+  return r;
+}
+
+Expected<LaunchRecord> read_launch_record(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return Error{fmt::format("no launch record at {}: nothing was started with `gb10tune "
+                             "launch` (or its state directory was removed)",
+                             path.string()),
+                 ExitCode::failed};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return Error{fmt::format("launch record {} is not valid JSON; remove it and run `gb10tune "
+                             "launch` again",
+                             path.string()),
+                 ExitCode::failed};
+  }
+  return record_from_json(doc, path.string());
+}
+
+Status write_launch_record(const std::filesystem::path& path, const LaunchRecord& record) {
+  return platform::write_file_atomic(path, record_to_json(record).dump(2) + "\n");
+}
+
+}  // namespace gb10tune::launch
