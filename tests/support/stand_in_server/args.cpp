@@ -178,7 +178,10 @@ std::optional<std::string> parse_args(const std::vector<std::string>& argv,
     given.emplace_back(arg, value);
   }
 
-  for (const auto& [name, value] : given) {
+  for (const auto& entry : given) {
+    // Plain references: clang 14 cannot capture structured bindings in lambdas.
+    const std::string& name = entry.first;
+    const std::string& value = entry.second;
     const auto bad_value = [&] {
       const auto it = options.find(name);
       return handling_error(name, "invalid value '" + value + "'",
