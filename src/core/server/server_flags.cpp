@@ -206,6 +206,7 @@ ServerFlags ServerFlags::parse_help(std::string_view help_text) {
       const auto text = trim(line);
       if (const auto env = take_env(text); !env.empty()) {
         current->env = env;
+        continue;
       }
       if (!current->description.empty()) {
         current->description += ' ';

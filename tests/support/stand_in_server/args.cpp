@@ -9,37 +9,22 @@ namespace standin {
 
 namespace {
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) {
-    return {};
-  }
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
-
-// The option part of a help line: everything before the description column, with the
-// padding after commas ("-c,    --ctx-size") squeezed to one space.
-std::string option_header(std::string_view line) {
-  std::string squeezed;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    squeezed += line[i];
-    if (line[i] == ',') {
-      while (i + 1 < line.size() && line[i + 1] == ' ') {
-        ++i;
-      }
-      squeezed += ' ';
-    }
-  }
-  const auto description = squeezed.find("  ");
-  return std::string(trim(std::string_view(squeezed).substr(0, description)));
-}
-
 template <class Int>
 bool to_int(std::string_view text, Int& out) {
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, out);
   return ec == std::errc() && ptr == end;
+}
+
+// The usage lines llama-server prints for one option.
+std::string usage_of(const gb10tune::server::FlagSpec& spec) {
+  std::string names;
+  for (const auto* list : {&spec.names, &spec.negative_names}) {
+    for (const auto& name : *list) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+  }
+  return names + " " + spec.value_hint + "\n        " + spec.description;
 }
 
 // The message llama-server prints when an option's handler rejects it.
@@ -55,74 +40,8 @@ bool truthy(std::string_view value) {
 
 }  // namespace
 
-OptionTable parse_help_options(std::string_view help_text) {
-  // Split into lines first: an option's description continues on indented lines.
-  std::vector<std::string_view> lines;
-  for (std::size_t pos = 0; pos < help_text.size();) {
-    auto end = help_text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = help_text.size();
-    }
-    lines.push_back(help_text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  OptionTable table;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
-    if (line.size() < 2 || line[0] != '-' || line.substr(0, 5) == "-----") {
-      continue;
-    }
-    const std::string header = option_header(line);
-    OptionInfo info;
-    // Names are separated by ", "; the last one may carry the value placeholder.
-    std::vector<std::string> names;
-    std::size_t start = 0;
-    while (start <= header.size()) {
-      const auto comma = header.find(", ", start);
-      std::string field =
-          header.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      const auto space = field.find(' ');
-      const bool last = comma == std::string::npos || space != std::string::npos;
-      if (space != std::string::npos) {
-        info.takes_value = true;
-        field.resize(space);
-      }
-      if (!field.empty() && field[0] == '-') {
-        names.push_back(field);
-      }
-      if (last) {
-        break;
-      }
-      start = comma + 2;
-    }
-    // The description: the rest of this line (when the header left room) and the indented
-    // lines below it, without the "(env: ...)" note.
-    std::string description;
-    std::string usage(line);
-    if (line.size() > 40 && line.substr(0, 40).find("  ") != std::string_view::npos) {
-      description = std::string(trim(line.substr(40)));
-    }
-    while (i + 1 < lines.size() && !lines[i + 1].empty() && lines[i + 1][0] == ' ') {
-      const std::string_view more = trim(lines[++i]);
-      usage += "\n" + std::string(lines[i]);
-      if (more.substr(0, 5) != "(env:") {
-        description += (description.empty() ? "" : " ") + std::string(more);
-      }
-    }
-    constexpr std::string_view kRemoved = "the argument has been removed. ";
-    if (description.rfind(kRemoved, 0) == 0) {
-      info.removed = description.substr(kRemoved.size());
-    }
-    info.usage = usage;
-    for (const std::string& name : names) {
-      table[name] = info;
-    }
-  }
-  return table;
-}
-
 std::optional<std::string> parse_args(const std::vector<std::string>& argv,
-                                      const OptionTable& options,
+                                      const gb10tune::server::ServerFlags& options,
                                       const std::map<std::string, std::string>& env,
                                       ServerArgs& out) {
   // The LLAMA_ARG_* fallbacks first, so that the command line overrides them.
@@ -157,12 +76,12 @@ std::optional<std::string> parse_args(const std::vector<std::string>& argv,
       }
       std::replace(arg.begin(), arg.end(), '_', '-');
     }
-    const auto it = options.find(arg);
-    if (it == options.end() || (inline_value && !it->second.takes_value)) {
+    const auto* spec = options.find(arg);
+    if (spec == nullptr || (inline_value && !spec->takes_value())) {
       return "error: invalid argument: " + argv[i];
     }
     std::string value;
-    if (it->second.takes_value) {
+    if (spec->takes_value()) {
       if (inline_value) {
         value = *inline_value;
       } else if (i + 1 < argv.size()) {
@@ -171,9 +90,8 @@ std::optional<std::string> parse_args(const std::vector<std::string>& argv,
         return std::string("expected value for argument");
       }
     }
-    if (!it->second.removed.empty()) {
-      return handling_error(arg, "the argument has been removed. " + it->second.removed,
-                            it->second.usage);
+    if (spec->removed()) {
+      return handling_error(arg, spec->description, usage_of(*spec));
     }
     given.emplace_back(arg, value);
   }
@@ -183,9 +101,9 @@ std::optional<std::string> parse_args(const std::vector<std::string>& argv,
     const std::string& name = entry.first;
     const std::string& value = entry.second;
     const auto bad_value = [&] {
-      const auto it = options.find(name);
+      const auto* spec = options.find(name);
       return handling_error(name, "invalid value '" + value + "'",
-                            it == options.end() ? name : it->second.usage);
+                            spec == nullptr ? name : usage_of(*spec));
     };
     if (name == "-h" || name == "--help" || name == "--usage") {
       out.help = true;

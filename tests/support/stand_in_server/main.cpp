@@ -201,7 +201,8 @@ int run(int argc, char** argv) {
     return 1;
   }
   ServerArgs args;
-  if (const auto error = parse_args(args_in, parse_help_options(*help), env, args)) {
+  if (const auto error =
+          parse_args(args_in, gb10tune::server::ServerFlags::parse_help(*help), env, args)) {
     std::fprintf(stderr, "%s\n", error->c_str());
     return 1;
   }

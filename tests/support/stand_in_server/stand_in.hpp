@@ -15,23 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/server/server_flags.hpp"
+
 namespace standin {
-
-// One option of a llama-server build, as its --help text describes it.
-struct OptionInfo {
-  bool takes_value = false;  // a placeholder follows the names ("N", "[on|off|auto]", ...)
-  std::string removed;       // for removed options: the advice after "the argument has been
-                             // removed. " (using such an option is an error)
-  std::string usage;         // the option's lines of the help text
-};
-
-// The options a build accepts: every alias ("-c", "--ctx-size") -> its description.
-using OptionTable = std::map<std::string, OptionInfo>;
-
-// Collects the options of a --help text: lines that start with '-' list comma-separated
-// names, optionally followed by a value placeholder ("-c,    --ctx-size N"). Never fails;
-// lines it does not understand are skipped.
-OptionTable parse_help_options(std::string_view help_text);
 
 // What the command line (and the LLAMA_ARG_* fallbacks) asked of the server.
 struct ServerArgs {
@@ -49,11 +35,12 @@ struct ServerArgs {
   bool version = false;
 };
 
-// Parses argv like llama-server does: unknown options and missing values are errors whose
-// text is what the real server prints ("error: invalid argument: --foo"). `env` supplies
-// the LLAMA_ARG_* fallbacks; the command line wins. Returns the error text on failure.
+// Parses argv like llama-server does (the accepted options come from the --help text): unknown
+// options and missing values are errors whose text is what the real server prints ("error: invalid
+// argument: --foo"). `env` supplies the LLAMA_ARG_* fallbacks; the command line wins. Returns the
+// error text on failure.
 std::optional<std::string> parse_args(const std::vector<std::string>& argv,
-                                      const OptionTable& options,
+                                      const gb10tune::server::ServerFlags& options,
                                       const std::map<std::string, std::string>& env,
                                       ServerArgs& out);
 
