@@ -55,13 +55,21 @@ FakeGpuBackend fake_gpu_for(std::string_view scenario) {
   gpu::GpuReport report;
   gpu::NvmlReport nvml;
   report.runtime_version = 13000;
-  if (scenario == "gb10" || scenario == "x86-discrete") {
+  const bool verify_machine = scenario.substr(0, 7) == "verify-";
+  if (scenario == "gb10" || scenario == "x86-discrete" || verify_machine) {
     report.status = gpu::GpuStatus::available;
     report.driver_cuda_version = 13000;
-    report.devices.push_back(scenario == "gb10" ? gb10_device() : rtx4090_device());
+    report.devices.push_back(scenario == "x86-discrete" ? rtx4090_device() : gb10_device());
     nvml.loaded = true;
     nvml.detail = "libnvidia-ml.so.1";
     nvml.driver_version = "580.95.05";
+    // The llama-server (pid 4242) of the verify machines as NVML accounts it (K3): ~300 MiB on
+    // the managed path, ~58 GB on the device path.
+    if (scenario == "verify-managed") {
+      nvml.processes.push_back({0, 4242, 300ull << 20});
+    } else if (scenario == "verify-clean") {
+      nvml.processes.push_back({0, 4242, 58'000'000'000ull});
+    }
   } else {
     report.status = gpu::GpuStatus::no_driver;
     report.detail =

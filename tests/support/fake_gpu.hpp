@@ -27,7 +27,8 @@ gpu::GpuDevice h200_device();
 gpu::GpuDevice rtx4090_device();
 
 // The GPU side of a fixture machine: "gb10", "x86-discrete", "no-gpu", "arm-nosve2",
-// "malformed". Unknown names get "no driver".
+// "malformed", and the GB10 "verify-*" machines (NVML lists their llama-server, pid 4242, on
+// verify-managed and verify-clean). Unknown names get "no driver".
 FakeGpuBackend fake_gpu_for(std::string_view scenario);
 
 }  // namespace gb10tune::testing

@@ -1,0 +1,134 @@
+#include "verify_command.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/util/strings.hpp"
+#include "gb10tune/verify/verify.hpp"
+
+namespace gb10tune::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The log's last 8 MiB hold this run's system_info line and its cache skips in practice;
+// reading more would make verify slow on a log appended to for months.
+constexpr std::uintmax_t kLogTail = 8u << 20;
+
+struct VerifyCliOptions {
+  int pid = 0;
+  bool json = false;
+  bool strict = false;
+  bool smoke = false;
+  std::string url;
+  std::string server_help;  // hidden: a --help text to use instead of running the binary
+};
+
+// The last `max` bytes of `path` (read at `on_disk`); an Error naming `path`.
+Expected<std::string> read_tail(const std::string& path, const fs::path& on_disk,
+                                std::uintmax_t max) {
+  std::ifstream in(on_disk, std::ios::binary);
+  if (!in) {
+    return Error{fmt::format("cannot read the server log {}", path)};
+  }
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(on_disk, ec);
+  if (!ec && size > max) {
+    in.seekg(static_cast<std::streamoff>(size - max));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text;
+}
+
+// The launch record and pid file of the state directory, when there are any.
+void load_launch_state(verify::VerifyServices& services, Context& ctx) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return;  // no state directory: nothing was launched from here
+  }
+  const launch::StatePaths paths = launch::StatePaths::under(*dir);
+  std::error_code ec;
+  if (fs::exists(paths.record, ec)) {
+    if (auto record = launch::read_launch_record(paths.record)) {
+      services.record = std::move(record).value();
+      services.record_path = paths.record.string();
+      return;
+    } else {
+      *ctx.err << "warning: launch record ignored: " << record.error().message << "\n";
+    }
+  }
+  if (fs::exists(paths.pid_file, ec)) {
+    std::ifstream in(paths.pid_file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const auto pid = parse_u64(trim(text)); pid && *pid > 0 && *pid <= 0x7fffffff) {
+      services.pid_file_pid = static_cast<int>(*pid);
+    } else {
+      *ctx.err << "warning: pid file " << paths.pid_file.string() << " holds no pid; ignored\n";
+    }
+  }
+}
+
+ExitCode run(const VerifyCliOptions& options, Context& ctx) {
+  verify::VerifyOptions verify_options;
+  if (options.pid > 0) {
+    verify_options.pid = options.pid;
+  }
+  verify_options.smoke = options.smoke;
+  verify_options.url = options.url;
+
+  verify::VerifyServices services;
+  services.root = &ctx.sysroot;
+  load_launch_state(services, ctx);
+  services.nvml = [&ctx] { return ctx.gpu->query_nvml(); };
+  services.read_log = [&ctx](const std::string& path) {
+    return read_tail(path, ctx.sysroot.resolve(path), kLogTail);
+  };
+  services.flags_unavailable = "the flag checker is not in this build yet";
+
+  const verify::VerifyResult result = verify::run_verify(verify_options, services);
+  if (options.json) {
+    *ctx.out << report::dump_document(report::verify_to_json(result, options.strict));
+  } else {
+    *ctx.out << report::render_verify_text(result, options.strict, ctx.out_style());
+  }
+  return report::verify_exit_code(result, options.strict) == 0 ? ExitCode::ok : ExitCode::failed;
+}
+
+}  // namespace
+
+Runner setup_verify(CLI::App& app) {
+  auto options = std::make_shared<VerifyCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "verify",
+      "Check that the running llama-server is on the fast path: its environment (no "
+      "GGML_CUDA_ENABLE_UNIFIED_MEMORY), memory, flags from all four sources, HTTP answers and "
+      "log.");
+  sub->add_option("--pid", options->pid,
+                  "Check this process (default: the one gb10tune launch started, else every "
+                  "llama-server found in /proc)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("PID");
+  sub->add_flag("--json", options->json, "Print one JSON document instead of the checklist");
+  sub->add_flag("--strict", options->strict, "Exit 1 on warnings too");
+  sub->add_flag("--smoke", options->smoke,
+                "Also run one short chat completion and report its timings");
+  sub->add_option("--url", options->url,
+                  "The server's base URL (default: the launch record's, else --host/--port)")
+      ->option_text("URL");
+  sub->add_option("--server-help", options->server_help,
+                  "Read the server's options from this --help text instead of running it")
+      ->group("");  // hidden: for captured machines and tests
+  sub->footer(
+      "Exit codes: 0 nothing failed, 1 a check failed or no llama-server is running (--strict: "
+      "or a check warned), 2 usage error.");
+  return [options](Context& ctx) { return run(*options, ctx); };
+}
+
+}  // namespace gb10tune::cli

@@ -1,0 +1,78 @@
+#include <fmt/format.h>
+
+#include "gb10tune/util/strings.hpp"
+#include "gb10tune/verify/checks.hpp"
+
+namespace gb10tune::verify {
+
+namespace {
+
+constexpr std::uint64_t kLargeRss = 10'000'000'000ULL;  // "RSS over 10 GB" (K3)
+constexpr std::uint64_t kSmallGpu = 1ULL << 30;         // "under 1 GiB" (K3)
+
+}  // namespace
+
+std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
+                                  const Expectations& expected) {
+  Finding finding;
+  finding.id = "device-memory-path";
+  finding.fact = "K3";
+  finding.summary = "model memory on the device path";
+  const int pid = snapshot.process.stat.pid;
+  if (!snapshot.memory) {
+    finding.severity = Severity::warn;
+    finding.evidence = snapshot.memory_error ? snapshot.memory_error->message
+                                             : fmt::format("/proc/{}/status was not read", pid);
+    finding.fix = "run gb10tune verify again (with sudo if the server runs as another user)";
+    return {finding};
+  }
+  const sys::ProcessMemory& memory = *snapshot.memory;
+  std::string evidence = fmt::format("RSS {} (anon {}, file {})", format_bytes(memory.vm_rss),
+                                     format_bytes(memory.rss_anon), format_bytes(memory.rss_file));
+  if (expected.weights_bytes && expected.kv_bytes) {
+    evidence += fmt::format("; plan: weights+KV {}",
+                            format_bytes(*expected.weights_bytes + *expected.kv_bytes));
+  }
+  if (nvml.loaded) {
+    std::uint64_t gpu_bytes = 0;
+    bool listed = false;
+    for (const gpu::GpuProcessMemory& entry : nvml.processes) {
+      if (entry.pid == static_cast<std::uint32_t>(pid)) {
+        gpu_bytes += entry.used_bytes;
+        listed = true;
+      }
+    }
+    evidence += listed ? fmt::format("; NVML per-process GPU memory {}", format_bytes(gpu_bytes))
+                       : "; not among NVML's compute processes";
+    if (memory.vm_rss > kLargeRss && gpu_bytes < kSmallGpu) {
+      finding.severity = Severity::fail;
+      finding.evidence = evidence +
+                         ": the managed path (managed memory is not accounted per "
+                         "process, so the weights sit in host-visible pages)";
+      finding.fix =
+          "remove GGML_CUDA_ENABLE_UNIFIED_MEMORY from the server's environment and check -ngl; "
+          "if gb10tune runs in another pid namespace (a container) than the server, run it in "
+          "the server's";
+      return {finding};
+    }
+    finding.evidence = evidence;
+    return {finding};
+  }
+  evidence += fmt::format("; {}", nvml.detail.empty() ? "NVML not available" : nvml.detail);
+  if (memory.rss_anon > kLargeRss) {
+    // cudaMalloc memory is not in the process's own pages; tens of GB of anonymous RSS is
+    // what managed memory or layers left on the CPU look like.
+    finding.severity = Severity::warn;
+    finding.evidence = evidence +
+                       ": tens of GB of anonymous RSS look like the managed path or "
+                       "layers on the CPU, and NVML cannot confirm either";
+    finding.fix =
+        "check the environment and -ngl findings; install the NVIDIA driver's NVML "
+        "(libnvidia-ml.so.1) for a definite answer";
+    return {finding};
+  }
+  finding.evidence = evidence;
+  return {finding};
+}
+
+}  // namespace gb10tune::verify

@@ -1,0 +1,399 @@
+#include "gb10tune/verify/verify.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::verify {
+
+namespace {
+
+Severity worse(Severity a, Severity b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
+
+Severity worst_of(const std::vector<Finding>& findings) {
+  Severity worst = Severity::ok;
+  for (const Finding& finding : findings) {
+    worst = worse(worst, finding.severity);
+  }
+  return worst;
+}
+
+// The value of option `names` in argv ("--port 8080" or "--port=8080"); the last one wins.
+std::optional<std::string> argv_value(const std::vector<std::string>& argv,
+                                      std::initializer_list<std::string_view> names) {
+  std::optional<std::string> value;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    for (std::string_view name : names) {
+      if (argv[i] == name && i + 1 < argv.size()) {
+        value = argv[i + 1];
+      } else if (starts_with(argv[i], name) && argv[i].size() > name.size() &&
+                 argv[i][name.size()] == '=') {
+        value = argv[i].substr(name.size() + 1);
+      }
+    }
+  }
+  return value;
+}
+
+std::string describe_process(const sys::ServerCandidate& process) {
+  return fmt::format("pid {} ({}{})", process.stat.pid,
+                     process.exe ? process.exe->path : std::string("executable unreadable"),
+                     process.argv.empty() ? "" : fmt::format(", argv[0] {}", process.argv.front()));
+}
+
+// A note on a process that carries the name but is not checked.
+Finding skipped_note(const sys::ServerCandidate& process) {
+  Finding note;
+  note.id = "not-a-server";
+  note.severity = Severity::warn;
+  note.summary = "a process named llama-server that is not one";
+  switch (process.kind) {
+    case sys::CandidateKind::exited:
+      note.id = "exited-server";
+      note.evidence = fmt::format(
+          "pid {} ({}) has exited and is a zombie: its parent (pid {}) has not reaped it",
+          process.stat.pid, process.stat.comm, process.stat.ppid);
+      note.fix = "nothing to check in a dead process; restart the server";
+      break;
+    case sys::CandidateKind::script:
+      note.evidence = fmt::format(
+          "{} is a script run by {}, not the server; not checked (its environment is not the "
+          "server's)",
+          describe_process(process), process.exe ? process.exe->basename() : "?");
+      note.fix = fmt::format(
+          "check the server it starts with --pid, or name the script "
+          "something other than {}",
+          sys::kServerName);
+      break;
+    default:
+      note.evidence = fmt::format("{} is named {} but runs another program; not checked",
+                                  describe_process(process), sys::kServerName);
+      note.fix = "pass --pid to check it anyway";
+      break;
+  }
+  return note;
+}
+
+// Expectations from the launch record (what launch planned).
+Expectations from_record(const launch::LaunchRecord& record) {
+  Expectations expected;
+  expected.source = "launch record";
+  expected.slots = record.slots;
+  if (record.ctx_per_slot > 0) {
+    // With one unified pool every slot may grow to the whole context.
+    expected.ctx_per_slot =
+        record.kv_unified ? record.ctx_per_slot * record.slots : record.ctx_per_slot;
+  }
+  expected.speculative = record.mtp;
+  if (record.expected_weights_bytes > 0) {
+    expected.weights_bytes = record.expected_weights_bytes;
+    expected.kv_bytes = record.expected_kv_bytes;
+  }
+  return expected;
+}
+
+// The checks of the process group; false when the process cannot be checked further.
+bool check_process(const sys::ServerCandidate& process, const launch::LaunchRecord* record,
+                   std::vector<Finding>& findings) {
+  Finding identity;
+  identity.id = "process-identity";
+  identity.summary = "the process is a running llama-server";
+  const int pid = process.stat.pid;
+  switch (process.kind) {
+    case sys::CandidateKind::exited:
+      identity.severity = Severity::fail;
+      identity.evidence = fmt::format(
+          "pid {} ({}) has exited (state {}): a zombie its parent (pid {}) has not reaped", pid,
+          process.stat.comm, process.stat.state, process.stat.ppid);
+      identity.fix = "restart the server (gb10tune launch)";
+      findings.push_back(std::move(identity));
+      return false;
+    case sys::CandidateKind::script:
+      identity.severity = Severity::fail;
+      identity.evidence = fmt::format(
+          "pid {} runs {}: a script, not llama-server; its environment is not the server's", pid,
+          process.exe->path);
+      identity.fix = "pass the pid of the llama-server it started";
+      findings.push_back(std::move(identity));
+      return false;
+    case sys::CandidateKind::foreign:
+      identity.severity = Severity::warn;
+      identity.evidence = fmt::format("pid {} runs {}, not a file named {}", pid, process.exe->path,
+                                      sys::kServerName);
+      identity.fix = "check that this is the server you meant";
+      break;
+    case sys::CandidateKind::server:
+      if (!process.exe) {
+        identity.severity = Severity::warn;
+        identity.evidence = process.exe_error ? process.exe_error->message : "exe unreadable";
+        identity.fix = "run 'sudo gb10tune verify' to see the server's executable";
+      } else if (process.exe->deleted) {
+        identity.severity = Severity::warn;
+        identity.fact = "K15";
+        identity.evidence =
+            fmt::format("{} was replaced or deleted after pid {} started: it runs an older build",
+                        process.exe->path, pid);
+        identity.fix = "restart the server to run the installed build";
+      } else {
+        identity.evidence = fmt::format("pid {} runs {}", pid, process.exe->path);
+      }
+      break;
+  }
+  if (record != nullptr) {
+    identity.evidence += fmt::format(", started by gb10tune launch at {}", record->launched_at);
+  }
+  findings.push_back(std::move(identity));
+  return true;
+}
+
+struct Target {
+  sys::ServerCandidate process;
+  std::string found_by;
+  const launch::LaunchRecord* record = nullptr;
+};
+
+// Which processes to check, and notes about the search.
+std::vector<Target> select_targets(const VerifyOptions& options, const VerifyServices& services,
+                                   VerifyResult& result) {
+  const platform::Sysroot& root = *services.root;
+  std::vector<Target> targets;
+  const launch::LaunchRecord* record = services.record ? &*services.record : nullptr;
+  const auto record_matches = [&](const sys::ServerCandidate& process) {
+    return record != nullptr && process.stat.pid == record->pid &&
+           process.stat.start_time_ticks == record->start_time_ticks;
+  };
+
+  if (options.pid) {
+    auto process = sys::inspect_process(root, *options.pid);
+    if (!process) {
+      result.no_server =
+          fmt::format("no process {} is running ({})", *options.pid, process.error().message);
+      return targets;
+    }
+    const bool matches = record_matches(*process);
+    targets.push_back({std::move(process).value(), "--pid", matches ? record : nullptr});
+    return targets;
+  }
+
+  if (record != nullptr) {
+    auto process = sys::inspect_process(root, record->pid);
+    if (process && record_matches(*process)) {
+      targets.push_back({std::move(process).value(), "launch record", record});
+      return targets;
+    }
+    Finding stale;
+    stale.id = "stale-launch-record";
+    stale.severity = Severity::warn;
+    stale.summary = "the server gb10tune launched is running";
+    stale.fix = "start the server with gb10tune launch to have it checked against its plan";
+    if (!process) {
+      stale.evidence =
+          fmt::format("{} names pid {}, which is not running", services.record_path, record->pid);
+    } else {
+      stale.evidence = fmt::format(
+          "{} names pid {} started at tick {}, but pid {} is now another process (started at "
+          "tick {}, {}): the pid was reused",
+          services.record_path, record->pid, record->start_time_ticks, record->pid,
+          process->stat.start_time_ticks, process->exe ? process->exe->path : process->stat.comm);
+    }
+    result.notes.push_back(std::move(stale));
+  } else if (services.pid_file_pid) {
+    auto process = sys::inspect_process(root, *services.pid_file_pid);
+    if (process && process->kind == sys::CandidateKind::server && process->exe &&
+        process->exe->basename() == sys::kServerName) {
+      targets.push_back({std::move(process).value(), "pid file", nullptr});
+      return targets;
+    }
+    Finding stale;
+    stale.id = "stale-pid-file";
+    stale.severity = Severity::warn;
+    stale.summary = "the pid file names a running llama-server";
+    stale.evidence = process
+                         ? fmt::format("the pid file names pid {}, now {}", *services.pid_file_pid,
+                                       process->exe ? process->exe->path : process->stat.comm)
+                         : fmt::format("the pid file names pid {}, which is not running",
+                                       *services.pid_file_pid);
+    stale.fix = "remove the stale pid file (gb10tune stop does)";
+    result.notes.push_back(std::move(stale));
+  }
+
+  for (sys::ServerCandidate& process : sys::find_llama_servers(root)) {
+    if (process.kind == sys::CandidateKind::server) {
+      const bool matches = record_matches(process);
+      targets.push_back({std::move(process), "scan", matches ? record : nullptr});
+    } else {
+      result.notes.push_back(skipped_note(process));
+    }
+  }
+  if (targets.empty()) {
+    result.no_server = "no llama-server is running";
+  }
+  return targets;
+}
+
+}  // namespace
+
+Severity ServerReport::worst() const {
+  Severity worst = Severity::ok;
+  for (const CheckGroup& group : groups) {
+    worst = worse(worst, worst_of(group.findings));
+  }
+  return worst;
+}
+
+Severity VerifyResult::worst() const {
+  if (!no_server.empty() || servers.empty()) {
+    return Severity::fail;
+  }
+  Severity worst = worst_of(notes);
+  for (const ServerReport& server : servers) {
+    worst = worse(worst, server.worst());
+  }
+  return worst;
+}
+
+std::string url_from_process(const std::vector<std::string>& argv,
+                             const platform::Environment* env) {
+  std::string host = "127.0.0.1";
+  std::string port = "8080";
+  if (env != nullptr) {
+    host = env->get("LLAMA_ARG_HOST").value_or(host);
+    port = env->get("LLAMA_ARG_PORT").value_or(port);
+  }
+  host = argv_value(argv, {"--host"}).value_or(host);
+  port = argv_value(argv, {"--port"}).value_or(port);
+  if (host == "0.0.0.0" || host.empty()) {
+    host = "127.0.0.1";
+  } else if (host == "::" || host == "[::]") {
+    host = "[::1]";
+  } else if (host.find(':') != std::string::npos && host.front() != '[') {
+    host = "[" + host + "]";
+  }
+  return fmt::format("http://{}:{}", host, port);
+}
+
+std::string log_from_process(const std::vector<std::string>& argv,
+                             const platform::Environment* env) {
+  std::string log;
+  if (env != nullptr) {
+    log = env->get("LLAMA_ARG_LOG_FILE").value_or("");
+  }
+  return argv_value(argv, {"--log-file"}).value_or(log);
+}
+
+VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& services) {
+  VerifyResult result;
+  std::vector<Target> targets = select_targets(options, services, result);
+  if (targets.empty()) {
+    return result;
+  }
+  std::optional<gpu::NvmlReport> nvml;
+  std::optional<sys::CpuInfo> cpu;
+  bool cpu_read = false;
+  for (Target& target : targets) {
+    ServerReport report;
+    report.pid = target.process.stat.pid;
+    report.exe = target.process.exe ? target.process.exe->path : std::string();
+    report.found_by = target.found_by;
+
+    CheckGroup process{"process", {}};
+    const bool checkable = check_process(target.process, target.record, process.findings);
+    if (!checkable) {
+      report.groups.push_back(std::move(process));
+      result.servers.push_back(std::move(report));
+      continue;
+    }
+    ProcessSnapshot snapshot = take_snapshot(*services.root, target.process);
+    if (snapshot.changed) {
+      Finding gone;
+      gone.id = "process-stable";
+      gone.severity = Severity::fail;
+      gone.summary = "the process stayed the same while it was read";
+      gone.evidence = fmt::format("pid {} exited (or was reused) while verify read it", report.pid);
+      gone.fix = "run gb10tune verify again";
+      process.findings.push_back(std::move(gone));
+      report.groups.push_back(std::move(process));
+      result.servers.push_back(std::move(report));
+      continue;
+    }
+    report.groups.push_back(std::move(process));
+    report.groups.push_back({"environment", check_environment(snapshot)});
+
+    Expectations expected;
+    if (target.record != nullptr) {
+      expected = from_record(*target.record);
+    }
+    FlagsOutcome flags;
+    if (services.check_flags) {
+      flags = services.check_flags(snapshot, target.record);
+    } else {
+      Finding skipped;
+      skipped.id = "flags";
+      skipped.fact = "K16";
+      skipped.severity = Severity::warn;
+      skipped.summary = "flags checked against the rules";
+      skipped.evidence = services.flags_unavailable.empty()
+                             ? std::string("not checked")
+                             : "not checked: " + services.flags_unavailable;
+      flags.findings.push_back(std::move(skipped));
+    }
+    if (target.record == nullptr) {
+      expected = flags.expected;
+    }
+
+    if (!nvml) {
+      nvml = services.nvml ? services.nvml() : gpu::NvmlReport{};
+    }
+    report.groups.push_back({"memory", check_memory(snapshot, *nvml, expected)});
+    report.groups.push_back({"flags", std::move(flags.findings)});
+
+    if (!options.url.empty()) {
+      report.url = options.url;
+    } else if (target.record != nullptr && !target.record->url.empty()) {
+      report.url = target.record->url;
+    } else if (!flags.url.empty()) {
+      report.url = flags.url;
+    } else {
+      report.url = url_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
+    }
+    if (services.connect) {
+      std::unique_ptr<ServerProbe> probe = services.connect(report.url);
+      report.groups.push_back({"server", check_server(*probe, expected, report.url)});
+      if (options.smoke) {
+        report.groups.push_back({"smoke", check_smoke(*probe)});
+      }
+    }
+
+    std::string log_path = target.record != nullptr ? target.record->log_path : std::string();
+    if (log_path.empty()) {
+      log_path = log_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
+    }
+    if (!log_path.empty() && services.read_log) {
+      if (!cpu_read) {
+        cpu_read = true;
+        if (auto info = sys::read_cpuinfo(*services.root)) {
+          cpu = std::move(*info);
+        }
+      }
+      if (const auto text = services.read_log(log_path)) {
+        report.groups.push_back({"log", check_log(*text, log_path, cpu ? &*cpu : nullptr)});
+      } else {
+        Finding unread;
+        unread.id = "server-log";
+        unread.severity = Severity::warn;
+        unread.summary = "the server's log can be read";
+        unread.evidence = text.error().message;
+        unread.fix = "run with sudo, or check --log-file";
+        report.groups.push_back({"log", {std::move(unread)}});
+      }
+    }
+    result.servers.push_back(std::move(report));
+  }
+  return result;
+}
+
+}  // namespace gb10tune::verify

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "support/test_context.hpp"
+
+namespace gb10tune {
+namespace {
+
+using nlohmann::json;
+using testing::run_cli_on;
+
+platform::Environment env_with_state(const testing::TempDir& dir) {
+  platform::Environment env;
+  env.set("HOME", (dir.path() / "home").string());
+  env.set("XDG_STATE_HOME", (dir.path() / "state").string());
+  env.set("PATH", "/nonexistent");
+  return env;
+}
+
+// Writes a launch record for `pid` started at `start` under the state dir of `dir`.
+void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
+  const auto state = dir.path() / "state" / "gb10tune";
+  ASSERT_TRUE(platform::ensure_private_dir(state));
+  launch::LaunchRecord record;
+  record.pid = pid;
+  record.start_time_ticks = start;
+  record.server_path = "/opt/llama.cpp/build/bin/llama-server";
+  record.url = "http://127.0.0.1:8080";
+  record.log_path = "/var/log/llama-server.log";
+  record.launched_at = "2026-11-29T11:00:00Z";
+  record.slots = 3;
+  record.ctx_per_slot = 196608;
+  record.kv_unified = true;
+  record.mtp = true;
+  record.draft_n_max = 4;
+  ASSERT_TRUE(launch::write_launch_record(launch::StatePaths::under(state).record, record));
+}
+
+TEST(CliVerify, ManagedServerFailsWithTheChecklist) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-managed", {"verify"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  testing::expect_golden("verify-managed.txt", result.out);
+}
+
+TEST(CliVerify, CleanServerTextMatchesGolden) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-clean", {"verify"}, env_with_state(dir));
+  testing::expect_golden("verify-clean.txt", result.out);
+}
+
+TEST(CliVerify, UnreadableEnvironFailsAndSaysSudo) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-unreadable", {"verify"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1);
+  testing::expect_golden("verify-unreadable.txt", result.out);
+}
+
+TEST(CliVerify, ScriptNamedLlamaServerIsNotAServer) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-script", {"verify"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1);
+  testing::expect_golden("verify-script.txt", result.out);
+}
+
+TEST(CliVerify, ZombieJson) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-zombie", {"verify", "--json"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1);
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["command"], "verify");
+  EXPECT_EQ(doc["verdict"], "fail");
+  EXPECT_EQ(doc["exit_code"], 1);
+  EXPECT_EQ(doc["error"], "no llama-server is running");
+  EXPECT_EQ(doc["servers"], json::array());
+  ASSERT_EQ(doc["notes"].size(), 1u);
+  EXPECT_EQ(doc["notes"][0]["id"], "exited-server");
+}
+
+TEST(CliVerify, ReusedPidOfTheLaunchRecordFails) {
+  testing::TempDir dir;
+  write_record(dir, 4242, 123456);
+  const auto result = run_cli_on("verify-pid-reuse", {"verify", "--json"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["error"], "no llama-server is running");
+  ASSERT_EQ(doc["notes"].size(), 1u);
+  EXPECT_EQ(doc["notes"][0]["id"], "stale-launch-record");
+}
+
+TEST(CliVerify, LaunchRecordOfTheRunningServerIsUsed) {
+  testing::TempDir dir;
+  write_record(dir, 4242, 123456);
+  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const json doc = json::parse(result.out);
+  ASSERT_EQ(doc["servers"].size(), 1u);
+  EXPECT_EQ(doc["servers"][0]["found_by"], "launch record");
+  EXPECT_EQ(doc["servers"][0]["pid"], 4242);
+}
+
+TEST(CliVerify, PidOfNoProcessFails) {
+  testing::TempDir dir;
+  const auto result =
+      run_cli_on("verify-clean", {"verify", "--pid", "31999", "--json"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1);
+  const json doc = json::parse(result.out);
+  EXPECT_NE(doc["error"].get<std::string>().find("no process 31999"), std::string::npos);
+}
+
+TEST(CliVerify, StrictFailsOnWarnings) {
+  testing::TempDir dir;
+  const auto relaxed = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const json doc = json::parse(relaxed.out);
+  ASSERT_NE(doc["verdict"], "ok");  // the fixture's log shows a GGML_NATIVE build at least
+  const auto strict = run_cli_on("verify-clean", {"verify", "--strict"}, env_with_state(dir));
+  EXPECT_EQ(strict.exit_code, 1);
+}
+
+TEST(CliVerify, BadPidIsAUsageError) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-clean", {"verify", "--pid", "-3"}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 2);
+}
+
+TEST(CliVerify, RealBinaryExitsOneWhenNoServerRuns) {
+  const auto result = testing::run_binary(
+      {"--sysroot", testing::sysroot_fixture("verify-zombie").string(), "verify"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.out.find("no llama-server is running"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("zombie"), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace gb10tune
