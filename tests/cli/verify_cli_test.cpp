@@ -20,6 +20,11 @@ platform::Environment env_with_state(const testing::TempDir& dir) {
   return env;
 }
 
+// The --help of the 2026-08 llama-server build, for the flags check of a captured machine.
+std::string server_help() {
+  return testing::fixture("llama-server/help-2026-08-commit-3f545be.txt").string();
+}
+
 // Writes a launch record for `pid` started at `start` under the state dir of `dir`.
 void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
   const auto state = dir.path() / "state" / "gb10tune";
@@ -41,14 +46,16 @@ void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
 
 TEST(CliVerify, ManagedServerFailsWithTheChecklist) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-managed", {"verify"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-managed", {"verify", "--server-help", server_help()},
+                                 env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1) << result.err;
   testing::expect_golden("verify-managed.txt", result.out);
 }
 
 TEST(CliVerify, CleanServerTextMatchesGolden) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-clean", {"verify"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-clean", {"verify", "--server-help", server_help()},
+                                 env_with_state(dir));
   testing::expect_golden("verify-clean.txt", result.out);
 }
 
