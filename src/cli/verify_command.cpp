@@ -9,7 +9,10 @@
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/util/strings.hpp"
+#include "gb10tune/verify/flags_check.hpp"
+#include "gb10tune/verify/http_server_probe.hpp"
 #include "gb10tune/verify/verify.hpp"
 
 namespace gb10tune::cli {
@@ -90,7 +93,51 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   services.read_log = [&ctx](const std::string& path) {
     return read_tail(path, ctx.sysroot.resolve(path), kLogTail);
   };
-  services.flags_unavailable = "the flag checker is not in this build yet";
+  std::optional<Expected<server::ServerFlags>> given_help;
+  if (!options.server_help.empty()) {
+    std::ifstream in(options.server_help, std::ios::binary);
+    if (!in) {
+      *ctx.err << "gb10tune verify: cannot read --server-help file " << options.server_help << "\n";
+      return ExitCode::usage;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    given_help = server::ServerFlags::parse_help(text);
+  }
+  services.check_flags = [&ctx, &given_help](const verify::ProcessSnapshot& snapshot,
+                                             const launch::LaunchRecord* record) {
+    Expected<server::ServerFlags> flags = Error{"no --help text"};
+    if (given_help) {
+      flags = *given_help;
+    } else if (!ctx.sysroot.is_live()) {
+      flags = Error{"the server of a captured machine is not run; pass --server-help FILE"};
+    } else if (!snapshot.process.exe) {
+      flags = Error{"its executable is unreadable (run with sudo)"};
+    } else {
+      // A binary replaced since the start is still reachable through /proc/<pid>/exe.
+      const std::string path = snapshot.process.exe->deleted
+                                   ? fmt::format("/proc/{}/exe", snapshot.process.stat.pid)
+                                   : snapshot.process.exe->path;
+      flags = server::read_server_flags(path, std::chrono::seconds(10));
+    }
+    if (!flags || flags->empty()) {
+      verify::FlagsOutcome outcome;
+      verify::Finding unread;
+      unread.id = "server-flags";
+      unread.fact = "K15";
+      unread.severity = verify::Severity::warn;
+      unread.summary = "the server's options are known";
+      unread.evidence = flags ? std::string("its --help lists no options")
+                              : "not checked: " + flags.error().message;
+      unread.fix = "check that the server binary still runs with --help";
+      outcome.findings.push_back(std::move(unread));
+      return outcome;
+    }
+    return verify::check_flags(ctx.sysroot, snapshot, *flags, record);
+  };
+  // A captured machine's server cannot be reached: only an explicit --url is probed then.
+  if (ctx.sysroot.is_live() || !options.url.empty()) {
+    services.connect = [](const std::string& url) { return verify::make_http_probe(url); };
+  }
 
   const verify::VerifyResult result = verify::run_verify(verify_options, services);
   if (options.json) {

@@ -4,6 +4,7 @@
 
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 
 namespace gb10tune {
@@ -18,6 +19,11 @@ platform::Environment env_with_state(const testing::TempDir& dir) {
   env.set("XDG_STATE_HOME", (dir.path() / "state").string());
   env.set("PATH", "/nonexistent");
   return env;
+}
+
+// The --help of the 2026-08 llama-server build, for the flags check of a captured machine.
+std::string server_help() {
+  return testing::fixture("llama-server/help-2026-08-commit-3f545be.txt").string();
 }
 
 // Writes a launch record for `pid` started at `start` under the state dir of `dir`.
@@ -41,14 +47,16 @@ void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
 
 TEST(CliVerify, ManagedServerFailsWithTheChecklist) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-managed", {"verify"}, env_with_state(dir));
+  const auto result =
+      run_cli_on("verify-managed", {"verify", "--server-help", server_help()}, env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1) << result.err;
   testing::expect_golden("verify-managed.txt", result.out);
 }
 
 TEST(CliVerify, CleanServerTextMatchesGolden) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-clean", {"verify"}, env_with_state(dir));
+  const auto result =
+      run_cli_on("verify-clean", {"verify", "--server-help", server_help()}, env_with_state(dir));
   testing::expect_golden("verify-clean.txt", result.out);
 }
 
@@ -132,6 +140,55 @@ TEST(CliVerify, RealBinaryExitsOneWhenNoServerRuns) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.out.find("no llama-server is running"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("zombie"), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace gb10tune
+
+namespace gb10tune {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The finding `id` of the first server of a verify JSON document (null when absent).
+json check_of(const json& doc, std::string_view id) {
+  for (const json& check : doc["servers"][0]["checks"]) {
+    if (check["id"] == id) {
+      return check;
+    }
+  }
+  return nullptr;
+}
+
+TEST(CliVerifyStandIn, VariableSetByThePlainStartFailsNamingIt) {
+  const int port = testing::free_tcp_port();
+  testing::StandInServer server(
+      {"--port", std::to_string(port), "-ngl", "99", "-fa", "on", "-np", "1"},
+      {{"GGML_CUDA_ENABLE_UNIFIED_MEMORY", "0"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto result =
+      testing::run_binary({"verify", "--pid", std::to_string(server.pid()), "--json", "--smoke"});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  const json doc = json::parse(result.out.substr(result.out.find('{')));
+  const json env = check_of(doc, "unified-memory-env");
+  ASSERT_FALSE(env.is_null()) << result.out;
+  EXPECT_EQ(env["severity"], "fail");
+  EXPECT_NE(env["evidence"].get<std::string>().find("GGML_CUDA_ENABLE_UNIFIED_MEMORY=0"),
+            std::string::npos);
+  EXPECT_EQ(check_of(doc, "server-health")["severity"], "ok") << result.out;
+  EXPECT_EQ(check_of(doc, "smoke-completion")["severity"], "ok") << result.out;
+}
+
+TEST(CliVerifyStandIn, CleanEnvironmentPassesTheEnvironmentCheck) {
+  const int port = testing::free_tcp_port();
+  testing::StandInServer server({"--port", std::to_string(port)}, {},
+                                {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto result =
+      testing::run_binary({"verify", "--pid", std::to_string(server.pid()), "--json"});
+  const json doc = json::parse(result.out.substr(result.out.find('{')));
+  EXPECT_EQ(check_of(doc, "unified-memory-env")["severity"], "ok") << result.out;
+  EXPECT_EQ(check_of(doc, "server-health")["severity"], "ok") << result.out;
 }
 
 }  // namespace

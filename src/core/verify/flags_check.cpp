@@ -1,0 +1,148 @@
+#include "gb10tune/verify/flags_check.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "gb10tune/server/rules.hpp"
+#include "gb10tune/server/settings.hpp"
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::verify {
+
+namespace {
+
+std::string describe(const server::SettingValue& value) {
+  return fmt::format("{} ({} {})", value.value, server::source_name(value.source), value.origin);
+}
+
+// What /props and /slots should say, from the effective settings (K17 defaults).
+Expectations expectations_of(const server::EffectiveSettings& settings) {
+  Expectations expected;
+  expected.source = "flags";
+  std::uint64_t slots = 0;
+  if (const auto* parallel = settings.get("parallel")) {
+    if (const auto n = parse_u64(parallel->value); n && *n > 0 && *n < 1024) {
+      slots = *n;
+      expected.slots = static_cast<std::uint32_t>(*n);
+    }
+  }
+  if (const auto* ctx = settings.get("ctx-size"); ctx != nullptr && slots > 0) {
+    if (const auto n = parse_u64(ctx->value); n && *n > 0) {
+      expected.ctx_per_slot = settings.is_on("kv-unified") ? *n : *n / slots;
+    }
+  }
+  if (const auto* spec = settings.get("spec-type")) {
+    expected.speculative = spec->value.find("draft-mtp") != std::string::npos;
+  }
+  return expected;
+}
+
+// The differences between what launch started and what the process runs with.
+Finding drift_finding(const server::ServerFlags& flags, const server::EffectiveSettings& actual,
+                      const launch::LaunchRecord& record, const std::vector<std::string>& argv) {
+  Finding drift;
+  drift.id = "launch-drift";
+  drift.fact = "K16";
+  drift.summary = "settings match the launch plan";
+  server::SettingInputs planned_inputs;
+  planned_inputs.argv = record.argv;
+  planned_inputs.system_config.reset();
+  planned_inputs.user_config.reset();
+  const server::EffectiveSettings planned = server::resolve_settings(flags, planned_inputs);
+
+  std::set<std::string> keys;
+  for (const auto& [key, value] : planned.values) {
+    keys.insert(key);
+  }
+  for (const auto& [key, value] : actual.values) {
+    keys.insert(key);
+  }
+  std::vector<std::string> diffs;
+  for (const std::string& key : keys) {
+    const server::SettingValue* want = planned.get(key);
+    const server::SettingValue* have = actual.get(key);
+    if (want != nullptr && have != nullptr && want->value == have->value) {
+      continue;
+    }
+    diffs.push_back(fmt::format("{}: {} → {}", key, want ? want->value : "unset",
+                                have ? describe(*have) : "unset"));
+  }
+  if (diffs.empty() && argv != record.argv) {
+    diffs.push_back("the command line differs from the recorded one in spelling only");
+  }
+  if (diffs.empty()) {
+    drift.evidence = fmt::format("{} settings as launched", actual.values.size());
+    return drift;
+  }
+  drift.severity = Severity::warn;
+  drift.evidence = fmt::format("{}", fmt::join(diffs, "; "));
+  drift.fix =
+      "remove the stray LLAMA_ARG_* variable or config.ini entry, or launch again with "
+      "the settings you want (one change at a time, K7)";
+  return drift;
+}
+
+}  // namespace
+
+FlagsOutcome check_flags(const platform::Sysroot& root, const ProcessSnapshot& snapshot,
+                         const server::ServerFlags& flags, const launch::LaunchRecord* record) {
+  FlagsOutcome outcome;
+  const platform::Environment env = snapshot.env.value_or(platform::Environment());
+  const server::SettingInputs inputs = server::gather_inputs(root, env, snapshot.process.argv);
+  const server::EffectiveSettings settings = server::resolve_settings(flags, inputs);
+
+  Finding sources;
+  sources.id = "settings-sources";
+  sources.fact = "K16";
+  sources.summary = "effective settings from all four sources";
+  std::vector<std::string> outside;
+  for (const auto& [key, value] : settings.values) {
+    if (value.source != server::SettingSource::command_line) {
+      outside.push_back(fmt::format("{}={}", key, describe(value)));
+    }
+  }
+  sources.evidence =
+      fmt::format("{} settings, {} from outside the command line{}{}", settings.values.size(),
+                  outside.size(), outside.empty() ? "" : ": ", fmt::join(outside, ", "));
+  if (!snapshot.env) {
+    sources.severity = Severity::warn;
+    sources.evidence += "; LLAMA_ARG_* unknown (environment unreadable)";
+    sources.fix = "run 'sudo gb10tune verify'";
+  }
+  if (!settings.warnings.empty()) {
+    sources.severity = Severity::warn;
+    sources.evidence += fmt::format("; not understood: {}", fmt::join(settings.warnings, "; "));
+    if (sources.fix.empty()) {
+      sources.fix = "fix or remove what this llama-server build does not accept (K15)";
+    }
+  }
+  outcome.findings.push_back(std::move(sources));
+
+  server::RuleInput rule_input;
+  if (record != nullptr) {
+    rule_input.model_has_mtp = record->model_has_mtp;
+    if (record->model_layers > 0) {
+      rule_input.model_layers = record->model_layers;
+    }
+  }
+  for (Finding& finding : server::check_rules(settings, rule_input)) {
+    outcome.findings.push_back(std::move(finding));
+  }
+  if (record != nullptr) {
+    outcome.findings.push_back(drift_finding(flags, settings, *record, snapshot.process.argv));
+  }
+
+  outcome.expected = expectations_of(settings);
+  std::vector<std::string> host_port{"llama-server"};
+  if (const auto* host = settings.get("host")) {
+    host_port.insert(host_port.end(), {"--host", host->value});
+  }
+  if (const auto* port = settings.get("port")) {
+    host_port.insert(host_port.end(), {"--port", port->value});
+  }
+  outcome.url = url_from_process(host_port, nullptr);
+  return outcome;
+}
+
+}  // namespace gb10tune::verify
