@@ -146,7 +146,7 @@ Error expect_failure(const Fixture& f, const launch::StartRequest& request, Exit
   const Started started = start(request);
   EXPECT_FALSE(started.result);
   if (started.result) {
-    launch::stop_server(platform::Sysroot(), f.paths, 1s);
+    (void)launch::stop_server(platform::Sysroot(), f.paths, 1s);
     return Error{"it started"};
   }
   EXPECT_EQ(started.result.error().code, code) << started.result.error().message;

@@ -86,7 +86,7 @@ TEST(StartFailure, PortInUse) {
 
 TEST(StartFailure, NotAGgufFile) {
   const std::string log = with_start(
-      "0.00.002.200 E gguf_init_from_file_impl: invalid magic characters: 'PK??', expected "
+      "0.00.002.200 E gguf_init_from_file_impl: invalid magic characters: 'ggjt', expected "
       "'GGUF'\n"
       "0.00.002.210 E llama_model_load: error loading model: llama_model_loader: failed to load "
       "model from /models/qwen.gguf\n"
