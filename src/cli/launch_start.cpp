@@ -26,7 +26,7 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.model_path = p.model_files.front();
   r.mmproj_path = p.mmproj_path;
   r.launched_at = ctx.now_iso8601 ? ctx.now_iso8601() : "";
-  r.gb10tune_version = std::string(kVersion);
+  r.gb10tune_version = std::string(kToolVersion);
   r.slots = p.command->slots;
   r.ctx_per_slot = p.command->ctx_per_slot;
   r.kv_unified = p.command->kv_unified;

@@ -4,8 +4,11 @@
 //   STANDIN_HELP=<file>          the --help text (and so the accepted options); default: the
 //                                 fixture help-2026-08-commit-3f545be.txt
 //   STANDIN_VERSION=<file>       the --version text (printed to stderr, like the real one)
-//   STANDIN_RECORD=<file>        writes {"pid","argv","env","cwd"} there at start (atomically)
+//   STANDIN_RECORD=<file>        writes {"pid","argv","env","cwd","main_realtime_ns"} there at
+//                                 start (atomically), and again with "ready_realtime_ns" (the
+//                                 CLOCK_REALTIME when /health turned 200) once loaded
 //   STANDIN_LOAD_MS=<ms>         how long "loading" takes (default 300)
+//   STANDIN_STALL_MS=<ms>        a silent pause (no log output) before loading: a hung start
 //   STANDIN_CRASH=oom|bad-model|abort   die during loading with that failure's log lines
 //   STANDIN_IGNORE_SIGTERM=1     only SIGKILL ends it
 //   STANDIN_SYSTEM_INFO=<line>   replaces the system_info line of the log
@@ -23,6 +26,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -97,15 +101,29 @@ int env_int(const std::map<std::string, std::string>& env, const std::string& na
   return it == env.end() ? fallback : std::atoi(it->second.c_str());
 }
 
+// CLOCK_REALTIME in nanoseconds: comparable with the clock of another process (benchmarks).
+std::int64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+const std::int64_t g_main_realtime_ns = realtime_ns();
+
 // Writes the record file through a temporary name so that readers never see half of it.
 bool write_record(const std::string& path, const std::vector<std::string>& argv,
-                  const std::map<std::string, std::string>& env) {
-  const nlohmann::json record = {
+                  const std::map<std::string, std::string>& env,
+                  std::optional<std::int64_t> ready_ns = std::nullopt) {
+  nlohmann::json record = {
       {"pid", static_cast<long>(::getpid())},
       {"argv", argv},
       {"env", env},
       {"cwd", std::filesystem::current_path().string()},
+      {"main_realtime_ns", g_main_realtime_ns},
   };
+  if (ready_ns) {
+    record["ready_realtime_ns"] = *ready_ns;
+  }
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -291,6 +309,12 @@ int run(int argc, char** argv) {
   // "Loading": a progress dot every 100 ms.
   const std::string model = args.model_path.empty() ? "models/model.gguf" : args.model_path;
   const std::string crash = env_or(env, "STANDIN_CRASH", "");
+  if (const int stall_ms = env_int(env, "STANDIN_STALL_MS", 0); stall_ms > 0) {
+    if (stop.wait_for(std::chrono::milliseconds(stall_ms))) {
+      shutdown();
+      return 0;
+    }
+  }
   log_line('I', srv("load_model", "loading model '" + model + "'"));
   if (crash == "bad-model") {
     print_crash(crash, model);
@@ -324,6 +348,7 @@ int run(int argc, char** argv) {
   }
 
   shared.ready.store(true);
+  const std::int64_t ready_ns = realtime_ns();
   log_line('I', srv("main", "model loaded"));
   const std::string address = "http://" + args.host + ":" + std::to_string(port);
   log_line('I', srv("main", "listening on " + address));
@@ -331,6 +356,9 @@ int run(int argc, char** argv) {
     log_line('W', srv("main",
                       "NOTICE: server default port will be changed to :9931 in a "
                       "future release"));
+  }
+  if (const auto it = env.find("STANDIN_RECORD"); it != env.end()) {
+    write_record(it->second, args_in, env, ready_ns);
   }
   if (const auto it = env.find("STANDIN_EXTRA_LOG"); it != env.end()) {
     const auto extra = read_file(it->second);

@@ -1,0 +1,126 @@
+// The process side of `gb10tune launch` and `gb10tune stop`: the launch lock, the pid file,
+// starting llama-server detached and waiting for it to become ready, and stopping it without
+// ever signalling a process that launch did not start.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/launch/start_failure.hpp"
+#include "gb10tune/platform/environment.hpp"
+#include "gb10tune/platform/file_lock.hpp"
+#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::launch {
+
+// Held from before the memory check until the server is ready (or launch fails), so that two
+// launches cannot race for one memory pool: an exclusive flock on paths.lock (created 0600,
+// never through a symlink, not inherited by the server). Movable; released on destruction.
+class LaunchLock {
+ public:
+  // Creates the state directory (0700) if needed and takes the lock without waiting. An Error
+  // (ExitCode::failed) naming the holder's pid when another launch holds it, or naming the
+  // lock file when it cannot be opened.
+  static Expected<LaunchLock> acquire(const StatePaths& paths);
+
+  const std::filesystem::path& path() const { return m_lock.path(); }
+
+ private:
+  explicit LaunchLock(platform::FileLock lock) : m_lock(std::move(lock)) {}
+  platform::FileLock m_lock;
+};
+
+// A server that launch started and that still runs.
+struct RunningServer {
+  int pid = 0;
+  LaunchRecord record;
+};
+
+// What the pid file says.
+enum class PidFileState {
+  none,     // no pid file: nothing was launched, or it was stopped
+  running,  // the recorded server runs (pid, start time and executable all match)
+  stale,    // a pid file whose process is gone or whose pid now belongs to another program
+};
+
+// The answer of check_pid_file.
+struct PidFileStatus {
+  PidFileState state = PidFileState::none;
+  std::optional<RunningServer> server;  // set when running
+  int pid = 0;                          // the pid file's pid, 0 when none or unreadable
+  std::string why;  // for stale, in plain words: "pid 123 now belongs to /usr/bin/vim"
+};
+
+// Reads the pid file and the launch record and checks /proc/<pid> (stat start time and exe,
+// under `root`) against the record. Never fails: an unreadable pid file or record, a record
+// for another pid, a vanished process or a reused pid are all `stale`, with the reason.
+PidFileStatus check_pid_file(const platform::Sysroot& root, const StatePaths& paths);
+
+// Removes the pid file and the launch record (after a stale check or a stop). Missing files
+// are fine.
+void clear_launch_state(const StatePaths& paths);
+
+// Everything start_server needs.
+struct StartRequest {
+  std::vector<std::string> argv;  // argv[0] = absolute path of llama-server
+  platform::Environment env;      // the child's whole environment
+  StatePaths paths;
+  platform::Url url;                                             // where to poll /health
+  std::chrono::milliseconds timeout = std::chrono::minutes(10);  // restarts on log progress
+  LaunchRecord record;  // pid, start time (and an empty log_path/server_path) filled in here
+};
+
+// A server that answered /health with 200.
+struct StartResult {
+  int pid = 0;
+  std::uint64_t start_time_ticks = 0;
+  std::chrono::milliseconds to_ready{0};  // from the spawn to the first /health 200
+};
+
+// Receives one progress line for stderr ("loading model… 12 s").
+using ProgressFn = std::function<void(std::string_view line)>;
+
+// Starts the server and waits until it is ready. The server runs from the argv vector (never a
+// shell) in its own session, stdin /dev/null, stdout and stderr appended to paths.log after a
+// header line with the date and the argv; the pid file and the record (with pid and start
+// time) are written at once. Then /health is polled every ~50 ms while the child is watched
+// and the log read for progress; the timeout restarts whenever the log grows. A port that
+// already answers HTTP is refused before anything starts.
+// On failure the Error's message holds the classification, the cause with its fix and the
+// last log lines; the child is stopped if still alive and the pid file and record removed;
+// the code is ExitCode::server_failed, or ExitCode::interrupted once `interrupted` is true.
+Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
+                                   const std::atomic<bool>& interrupted);
+
+// How a stop went.
+struct StopResult {
+  int pid = 0;
+  bool killed = false;  // SIGTERM was not enough: SIGKILL was needed
+  std::chrono::milliseconds took{0};
+};
+
+// Stops the server that launch started: opens the process, re-checks that it is still the
+// recorded server (stat start time and exe), SIGTERM, waits up to `grace`, SIGKILL. Removes
+// the pid file and record, and the lock when no launch holds it, and notes the stop in the
+// log. An Error (ExitCode::failed) when nothing recorded runs (the pid file is stale or
+// absent: nothing is signalled then) or the signal is not permitted.
+Expected<StopResult> stop_server(const platform::Sysroot& root, const StatePaths& paths,
+                                 std::chrono::milliseconds grace);
+
+// Stops process `pid` only if its stat start time is still `start_time_ticks` (checked after
+// opening it, so a reused pid is never signalled): SIGTERM, `grace`, SIGKILL. An Error naming
+// the pid when it is gone, no longer the same process, or may not be signalled. For
+// `stop --all`, which lists processes first and stops them after.
+Expected<StopResult> stop_process(const platform::Sysroot& root, int pid,
+                                  std::uint64_t start_time_ticks, std::chrono::milliseconds grace);
+
+}  // namespace gb10tune::launch

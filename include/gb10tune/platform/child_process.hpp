@@ -1,0 +1,88 @@
+// Starting a long-lived server detached from the terminal, watching it, and signalling a
+// process safely: the only code in gb10tune that sends signals to a server.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::platform {
+
+// How a child ended.
+struct ChildExit {
+  int exit_status = -1;  // exit code, -1 when it was killed by a signal
+  int signal = 0;        // the terminating signal, 0 when it exited
+};
+
+// A server started by this process, in a session of its own. Not copyable; moving keeps the
+// child. The destructor neither signals nor reaps: a started server outlives its starter.
+class Child {
+ public:
+  // Runs argv[0] (an absolute path; never looked up in PATH, never through a shell) with
+  // exactly `env` (NAME=VALUE strings), stdin from /dev/null and stdout and stderr both
+  // appended to `output_fd` (which stays open here), in a new session (setsid) with default
+  // signal dispositions and an empty signal mask. An Error naming argv[0] and the OS reason
+  // when it cannot be executed (missing, not executable, bad format).
+  static Expected<Child> spawn(const std::vector<std::string>& argv,
+                               const std::vector<std::string>& env, int output_fd);
+
+  Child(Child&& other) noexcept;
+  Child& operator=(Child&& other) noexcept;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() = default;
+
+  int pid() const { return m_pid; }
+  // Reaps the child without blocking: its exit once it has ended (then always the same
+  // answer), nullopt while it runs.
+  std::optional<ChildExit> poll();
+  // Sends `signal` unless the child has been reaped already.
+  void signal(int signal) const;
+  // SIGTERM, up to `grace` for it to end, then SIGKILL; reaps it and returns how it ended.
+  ChildExit terminate(std::chrono::milliseconds grace);
+
+ private:
+  explicit Child(int pid) : m_pid(pid) {}
+  int m_pid = -1;
+  std::optional<ChildExit> m_exit;
+};
+
+// A handle on a process that is not necessarily our child (a pidfd where the kernel has them):
+// signals sent through it can never reach a later process that reuses the pid. Open it first,
+// then check that the process is the expected one, then signal.
+class ProcessHandle {
+ public:
+  // Opens `pid`. An Error when no such process exists (it exited) or it cannot be opened.
+  static Expected<ProcessHandle> open(int pid);
+
+  ProcessHandle(ProcessHandle&& other) noexcept;
+  ProcessHandle& operator=(ProcessHandle&& other) noexcept;
+  ProcessHandle(const ProcessHandle&) = delete;
+  ProcessHandle& operator=(const ProcessHandle&) = delete;
+  ~ProcessHandle();
+
+  int pid() const { return m_pid; }
+  // Sends `signal`. An Error naming the pid when it is not permitted (another user's process);
+  // a process that has exited meanwhile is not an error.
+  Status signal(int signal) const;
+  // Waits up to `timeout` for the process to exit; true once it has (a zombie counts).
+  bool wait_exit(std::chrono::milliseconds timeout) const;
+
+ private:
+  ProcessHandle(int pid, int fd) : m_pid(pid), m_fd(fd) {}
+  int m_pid = -1;
+  int m_fd = -1;  // -1: no pidfd support, plain kill() and /proc polling
+};
+
+// Opens `path` for appending server output: O_APPEND, created 0600, never through a symlink,
+// close-on-exec (the child gets its own copy through Child::spawn). An Error naming the path.
+Expected<int> open_log_for_append(const std::filesystem::path& path);
+
+// The real user id of this process.
+unsigned current_uid();
+
+}  // namespace gb10tune::platform

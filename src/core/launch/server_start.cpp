@@ -1,0 +1,348 @@
+// start_server: spawn llama-server detached, record it, and wait for /health.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "gb10tune/http/server_api.hpp"
+#include "gb10tune/launch/server_process.hpp"
+#include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/version.hpp"
+
+namespace gb10tune::launch {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kPollInterval{50};
+constexpr milliseconds kPollIntervalLoaded{10};  // the log says loaded: 200 is imminent
+constexpr milliseconds kHealthTimeout{1000};
+constexpr milliseconds kStopGrace{5000};
+constexpr std::size_t kTailLines = 20;
+constexpr std::size_t kMaxScan = 1 << 20;  // log bytes examined per poll, at most
+
+std::string iso_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// argv for the log header, quoted so that it can be pasted into a shell.
+std::string quote_argv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& arg : argv) {
+    if (!out.empty()) {
+      out += ' ';
+    }
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789-_./=:,+@%") == std::string::npos;
+    if (plain) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) {
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+// The size of `path`, 0 when it cannot be read.
+std::uintmax_t size_of(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  return ec ? 0 : size;
+}
+
+// Bytes [from, end) of `path`, at most the last `max` of them.
+std::string read_from(const fs::path& path, std::uintmax_t from, std::size_t max) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return {};
+  }
+  const std::uintmax_t size = size_of(path);
+  if (size <= from) {
+    return {};
+  }
+  const std::uintmax_t start = size - from > max ? size - max : from;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(static_cast<std::size_t>(size - start), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+void append_line(const fs::path& path, const std::string& line) {
+  auto fd = platform::open_log_for_append(path);
+  if (fd) {
+    const std::string text = line + "\n";
+    [[maybe_unused]] const ssize_t n = ::write(*fd, text.data(), text.size());
+    ::close(*fd);
+  }
+}
+
+std::string describe_exit(const platform::ChildExit& exit) {
+  if (exit.signal != 0) {
+    return fmt::format("it was killed by signal {} ({})", exit.signal, ::strsignal(exit.signal));
+  }
+  return fmt::format("it exited with status {}", exit.exit_status);
+}
+
+std::string seconds(milliseconds ms) {
+  return fmt::format("{:.1f} s", static_cast<double>(ms.count()) / 1000.0);
+}
+
+// What the log says about loading, from the text of this start (read in chunks).
+class LogWatcher {
+ public:
+  LogWatcher(fs::path path, std::uintmax_t start) : m_path(std::move(path)), m_start(start) {
+    m_seen = start;
+  }
+
+  // Reads what was appended since the last call; true when the log grew.
+  bool update() {
+    const std::uintmax_t size = size_of(m_path);
+    if (size <= m_seen) {
+      return false;
+    }
+    const std::string chunk = m_carry + read_from(m_path, m_seen, kMaxScan);
+    m_seen = size;
+    if (chunk.find("loading model") != std::string::npos ||
+        chunk.find("llama_model_loader") != std::string::npos ||
+        chunk.find("load_tensors") != std::string::npos) {
+      m_loading = true;
+    }
+    if (chunk.find("model loaded") != std::string::npos ||
+        chunk.find("listening on") != std::string::npos) {
+      m_loaded = true;
+    }
+    m_carry = chunk.size() > 64 ? chunk.substr(chunk.size() - 64) : chunk;
+    return true;
+  }
+
+  bool loaded() const { return m_loaded; }
+
+  // "loading model", "model loaded, waiting for /health", "starting llama-server".
+  std::string_view phase() const {
+    if (m_loaded) {
+      return "model loaded, waiting for /health";
+    }
+    return m_loading ? "loading model" : "starting llama-server";
+  }
+
+  // The text of this start (at most the last `max` bytes).
+  std::string text(std::size_t max = 64 * 1024) const { return read_from(m_path, m_start, max); }
+
+ private:
+  fs::path m_path;
+  std::uintmax_t m_start = 0;
+  std::uintmax_t m_seen = 0;
+  std::string m_carry;
+  bool m_loading = false;
+  bool m_loaded = false;
+};
+
+// Builds the Error of a failed start; `log_text` is what this start logged.
+Error failure_error(StartFailure failure, const std::string& how, const std::string& evidence,
+                    const std::string& log_text, const fs::path& log_path) {
+  std::string message = fmt::format("llama-server did not become ready: {} ({}).\n{}",
+                                    failure_name(failure), how, failure_advice(failure));
+  if (!evidence.empty()) {
+    message += fmt::format("\nCause: {}", evidence);
+  }
+  const std::string tail = last_lines(log_text, kTailLines);
+  if (!tail.empty()) {
+    message += fmt::format("\nLast lines of {}:", log_path.string());
+    std::size_t start = 0;
+    while (start <= tail.size()) {
+      const std::size_t end = tail.find('\n', start);
+      message +=
+          "\n  " + tail.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (end == std::string::npos) {
+        break;
+      }
+      start = end + 1;
+    }
+  } else {
+    message += fmt::format("\nThe server wrote nothing to {}.", log_path.string());
+  }
+  return Error{std::move(message), failure == StartFailure::interrupted ? ExitCode::interrupted
+                                                                        : ExitCode::server_failed};
+}
+
+}  // namespace
+
+Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
+                                   const std::atomic<bool>& interrupted) {
+  const StatePaths& paths = request.paths;
+  if (request.argv.empty() || request.argv[0].empty() || request.argv[0].front() != '/') {
+    return Error{"internal: start_server needs argv[0] to be the absolute path of llama-server",
+                 ExitCode::failed};
+  }
+  if (const Status dir = platform::ensure_private_dir(paths.log.parent_path()); !dir) {
+    return dir.error();
+  }
+
+  // A port that already answers HTTP belongs to someone else: its /health would look like ours.
+  if (const auto answer = platform::http_get(request.url, "/health", milliseconds(300))) {
+    return failure_error(
+        StartFailure::port_in_use,
+        fmt::format("{} already answers HTTP with status {}, before anything was started",
+                    request.url.to_string(), answer->status),
+        "", "", paths.log);
+  }
+
+  auto log_fd = platform::open_log_for_append(paths.log);
+  if (!log_fd) {
+    return Error{log_fd.error().message, ExitCode::server_failed};
+  }
+  const std::string header = fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion,
+                                         iso_now(), quote_argv(request.argv));
+  const off_t header_at = ::lseek(*log_fd, 0, SEEK_END);
+  [[maybe_unused]] const ssize_t written = ::write(*log_fd, header.data(), header.size());
+  const std::uintmax_t region =
+      static_cast<std::uintmax_t>(std::max<off_t>(0, header_at)) + header.size();
+
+  auto spawned = platform::Child::spawn(request.argv, request.env.to_strings(), *log_fd);
+  ::close(*log_fd);
+  if (!spawned) {
+    append_line(paths.log, fmt::format("==== {} launch: {}", kToolName, spawned.error().message));
+    return failure_error(StartFailure::spawn_failed, spawned.error().message, "", "", paths.log);
+  }
+  platform::Child child = std::move(spawned).value();
+  const auto spawned_at = Clock::now();
+  const platform::Sysroot live;
+
+  StartResult result;
+  result.pid = child.pid();
+  if (const auto stat = sys::read_process_stat(live, child.pid())) {
+    result.start_time_ticks = stat->start_time_ticks;
+  }
+  LaunchRecord record = request.record;
+  record.pid = result.pid;
+  record.start_time_ticks = result.start_time_ticks;
+  if (record.server_path.empty()) {
+    record.server_path = request.argv[0];
+  }
+  if (record.argv.empty()) {
+    record.argv = request.argv;
+  }
+  if (record.log_path.empty()) {
+    record.log_path = paths.log.string();
+  }
+  if (record.url.empty()) {
+    record.url = request.url.to_string();
+  }
+  if (record.launched_at.empty()) {
+    record.launched_at = iso_now();
+  }
+  if (record.gb10tune_version.empty()) {
+    record.gb10tune_version = std::string(kToolVersion);
+  }
+  Status saved = platform::write_file_atomic(paths.pid_file, fmt::format("{}\n", result.pid));
+  if (saved) {
+    saved = write_launch_record(paths.record, record);
+  }
+  if (!saved) {
+    child.terminate(kStopGrace);
+    clear_launch_state(paths);
+    return Error{fmt::format("{}; the server was stopped", saved.error().message),
+                 ExitCode::server_failed};
+  }
+
+  LogWatcher log(paths.log, region);
+  const auto fail = [&](StartFailure failure, std::string how) -> Error {
+    std::optional<platform::ChildExit> exit = child.poll();
+    if (!exit) {
+      exit = child.terminate(kStopGrace);
+      how += "; the server was stopped";
+    }
+    const std::string text = log.text();
+    std::string evidence = failure_evidence(text, failure);
+    append_line(paths.log, fmt::format("==== {} launch: llama-server did not become ready: {}",
+                                       kToolName, failure_name(failure)));
+    clear_launch_state(paths);
+    return failure_error(failure, how, evidence, text, paths.log);
+  };
+
+  auto deadline = spawned_at + request.timeout;
+  auto last_progress = Clock::time_point{};
+  std::string_view last_phase;
+  int ready_answers = 0;
+  while (true) {
+    const auto iteration = Clock::now();
+    const auto elapsed = std::chrono::duration_cast<milliseconds>(iteration - spawned_at);
+    if (interrupted.load()) {
+      return fail(StartFailure::interrupted, fmt::format("interrupted after {}", seconds(elapsed)));
+    }
+    if (log.update()) {
+      deadline = iteration + request.timeout;  // progress: the timeout starts again
+    }
+    if (const auto exit = child.poll()) {
+      const std::string text = log.text();
+      StartFailure failure = classify_failure(text, false);
+      std::string how = fmt::format("{} after {}", describe_exit(*exit), seconds(elapsed));
+      std::string evidence = failure_evidence(text, failure);
+      if (failure == StartFailure::crashed && exit->signal == SIGKILL) {
+        // Nobody here sent it: on a machine out of memory the kernel's OOM killer does.
+        failure = StartFailure::out_of_memory;
+        evidence =
+            "killed by SIGKILL, most likely by the kernel's out-of-memory killer (see `journalctl "
+            "-k | grep -i oom`)";
+      }
+      append_line(paths.log, fmt::format("==== {} launch: llama-server exited: {}", kToolName,
+                                         failure_name(failure)));
+      clear_launch_state(paths);
+      return failure_error(failure, how, evidence, text, paths.log);
+    }
+    if (progress &&
+        (log.phase() != last_phase || iteration - last_progress >= milliseconds(1000))) {
+      last_phase = log.phase();
+      last_progress = iteration;
+      progress(fmt::format("{}… {} s", last_phase, elapsed.count() / 1000));
+    }
+
+    const auto health = platform::http_get(request.url, "/health", kHealthTimeout);
+    if (health && http::classify_health(*health) == http::HealthState::ready) {
+      // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
+      // 200) or a few answers in a row rule out another server that took the port.
+      log.update();
+      if (!child.poll() && (log.loaded() || ++ready_answers >= 3)) {
+        result.to_ready = std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
+        return result;
+      }
+      std::this_thread::sleep_for(kPollIntervalLoaded);
+      continue;
+    }
+    ready_answers = 0;
+
+    if (Clock::now() >= deadline) {
+      return fail(StartFailure::timed_out,
+                  fmt::format("no /health 200 and no new log output for {}, {} after the start",
+                              seconds(request.timeout), seconds(elapsed)));
+    }
+    std::this_thread::sleep_until(iteration + (log.loaded() ? kPollIntervalLoaded : kPollInterval));
+  }
+}
+
+}  // namespace gb10tune::launch

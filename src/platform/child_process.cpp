@@ -1,0 +1,252 @@
+#include "gb10tune/platform/child_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+namespace gb10tune::platform {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ChildExit decode(int status) {
+  ChildExit exit;
+  if (WIFEXITED(status)) {
+    exit.exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+  }
+  return exit;
+}
+
+// pidfd_open(2) through syscall(): glibc 2.36 has a wrapper, older ones do not.
+int pidfd_open_raw(int pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+int pidfd_send_signal_raw(int fd, int signal) {
+#ifdef SYS_pidfd_send_signal
+  return static_cast<int>(::syscall(SYS_pidfd_send_signal, fd, signal, nullptr, 0));
+#else
+  (void)fd;
+  (void)signal;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+Expected<Child> Child::spawn(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& env, int output_fd) {
+  if (argv.empty() || argv[0].empty() || argv[0].front() != '/') {
+    return Error{
+        fmt::format("internal: the server must be started from an absolute path, got "
+                    "'{}'",
+                    argv.empty() ? std::string() : argv[0])};
+  }
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const std::string& arg : argv) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (const std::string& entry : env) {
+    envp.push_back(const_cast<char*>(entry.c_str()));
+  }
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, STDERR_FILENO);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return Error{fmt::format("cannot run {}: {}", argv[0], std::strerror(rc))};
+  }
+  return Child(pid);
+}
+
+Child::Child(Child&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_exit(std::move(other.m_exit)) {}
+
+Child& Child::operator=(Child&& other) noexcept {
+  m_pid = std::exchange(other.m_pid, -1);
+  m_exit = std::move(other.m_exit);
+  return *this;
+}
+
+std::optional<ChildExit> Child::poll() {
+  if (m_exit || m_pid <= 0) {
+    return m_exit;
+  }
+  int status = 0;
+  pid_t done = -1;
+  do {
+    done = ::waitpid(m_pid, &status, WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  if (done == m_pid) {
+    m_exit = decode(status);
+  } else if (done < 0) {
+    m_exit = ChildExit{};  // ECHILD: reaped elsewhere; it is gone either way
+  }
+  return m_exit;
+}
+
+void Child::signal(int signal) const {
+  // Until it is reaped, the pid cannot be reused: signalling it is safe.
+  if (!m_exit && m_pid > 0) {
+    ::kill(m_pid, signal);
+  }
+}
+
+ChildExit Child::terminate(std::chrono::milliseconds grace) {
+  if (poll()) {
+    return *m_exit;
+  }
+  signal(SIGTERM);
+  const auto deadline = Clock::now() + grace;
+  while (!poll() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!m_exit) {
+    signal(SIGKILL);
+    while (!poll()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return *m_exit;
+}
+
+Expected<ProcessHandle> ProcessHandle::open(int pid) {
+  if (pid <= 0) {
+    return Error{fmt::format("{} is not a process id", pid)};
+  }
+  const int fd = pidfd_open_raw(pid);
+  if (fd >= 0) {
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return ProcessHandle(pid, fd);
+  }
+  if (errno == ESRCH) {
+    return Error{fmt::format("process {} has exited", pid)};
+  }
+  if (errno != ENOSYS && errno != EPERM) {
+    return Error{fmt::format("cannot open process {}: {}", pid, std::strerror(errno))};
+  }
+  // No pidfd (kernel before 5.3, or forbidden by a seccomp filter): plain pids.
+  if (::kill(pid, 0) != 0 && errno == ESRCH) {
+    return Error{fmt::format("process {} has exited", pid)};
+  }
+  return ProcessHandle(pid, -1);
+}
+
+ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_fd(std::exchange(other.m_fd, -1)) {}
+
+ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    m_pid = std::exchange(other.m_pid, -1);
+    m_fd = std::exchange(other.m_fd, -1);
+  }
+  return *this;
+}
+
+ProcessHandle::~ProcessHandle() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+Status ProcessHandle::signal(int signal) const {
+  const int rc = m_fd >= 0 ? pidfd_send_signal_raw(m_fd, signal) : ::kill(m_pid, signal);
+  if (rc == 0 || errno == ESRCH) {
+    return {};
+  }
+  return Error{fmt::format("cannot signal process {}: {}{}", m_pid, std::strerror(errno),
+                           errno == EPERM ? " (it belongs to another user; use sudo)" : "")};
+}
+
+bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (m_fd >= 0) {
+      pollfd pfd{m_fd, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
+      if (ready > 0) {
+        return true;
+      }
+      if (ready < 0 && errno != EINTR) {
+        return false;
+      }
+    } else {
+      // Without a pidfd: gone, or a zombie waiting for its parent.
+      if (::kill(m_pid, 0) != 0 && errno == ESRCH) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (left.count() <= 0) {
+      return false;
+    }
+  }
+}
+
+Expected<int> open_log_for_append(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int saved = errno;
+    return Error{fmt::format("cannot open the server log {}: {}{}", path.string(),
+                             std::strerror(saved),
+                             saved == ELOOP ? " (it is a symlink; remove it)" : "")};
+  }
+  return fd;
+}
+
+unsigned current_uid() {
+  return ::getuid();
+}
+
+}  // namespace gb10tune::platform

@@ -1,0 +1,178 @@
+// `gb10tune stop` run as the real binary, with XDG_STATE_HOME pointing at a temporary
+// directory and servers started by start_server against the stand-in.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+#include "gb10tune/launch/server_process.hpp"
+#include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/sys/process_info.hpp"
+#include "support/stand_in.hpp"
+
+namespace gb10tune::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool alive(int pid) {
+  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
+  return stat && !stat->exited();
+}
+
+// Sets an environment variable of this process (and so of run_binary's children) for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) {
+      m_old = old;
+    }
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (m_old) {
+      ::setenv(m_name, m_old->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+struct StopFixture {
+  TempDir dir;
+  ScopedEnv state{"XDG_STATE_HOME", dir.path().string()};
+  launch::StatePaths paths = launch::StatePaths::under(dir.path() / "gb10tune");
+
+  // Starts the stand-in through start_server, as launch does.
+  int start(std::map<std::string, std::string> env = {}) {
+    const int port = free_tcp_port();
+    launch::StartRequest request;
+    request.argv = {stand_in_server_path().string(), "--port", std::to_string(port)};
+    request.env = platform::Environment::current();
+    request.env.set("STANDIN_LOAD_MS", "100");
+    for (auto& [name, value] : env) {
+      request.env.set(name, value);
+    }
+    request.paths = paths;
+    request.url = platform::Url{"http", "127.0.0.1", port, ""};
+    const std::atomic<bool> never{false};
+    const auto started = launch::start_server(request, {}, never);
+    EXPECT_TRUE(started) << started.error().message;
+    return started ? started->pid : 0;
+  }
+};
+
+void reap(int pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+}
+
+TEST(CliStop, NothingToStop) {
+  StopFixture f;
+  const CliResult result = run_binary({"stop"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_TRUE(contains(result.out, "no llama-server started by gb10tune is running")) << result.out;
+}
+
+TEST(CliStop, StopsTheLaunchedServer) {
+  StopFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  const CliResult result = run_binary({"stop"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_TRUE(
+      contains(result.out, fmt::format("stopped llama-server (pid {}): ended on SIGTERM", pid)))
+      << result.out;
+  EXPECT_FALSE(alive(pid));
+  reap(pid);
+  EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
+  // A second stop has nothing to do.
+  const CliResult again = run_binary({"stop"});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_TRUE(contains(again.out, "no llama-server started by gb10tune is running")) << again.out;
+}
+
+TEST(CliStop, KillsAfterTheTimeoutAndReportsJson) {
+  StopFixture f;
+  const int pid = f.start({{"STANDIN_IGNORE_SIGTERM", "1"}});
+  ASSERT_GT(pid, 0);
+  const CliResult result = run_binary({"stop", "--timeout", "0.5", "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  const auto doc = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << result.out;
+  EXPECT_EQ(doc["command"], "stop");
+  EXPECT_EQ(doc["pid_file"]["state"], "running");
+  ASSERT_EQ(doc["processes"].size(), 1u);
+  EXPECT_EQ(doc["processes"][0]["pid"], pid);
+  EXPECT_EQ(doc["processes"][0]["stopped"], true);
+  EXPECT_EQ(doc["processes"][0]["killed"], true);
+  EXPECT_FALSE(alive(pid));
+  reap(pid);
+}
+
+TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {
+  StopFixture f;
+  auto sleeper = platform::Child::spawn({"/bin/sleep", "60"}, {}, STDERR_FILENO);
+  ASSERT_TRUE(sleeper) << sleeper.error().message;
+  std::filesystem::create_directories(f.paths.pid_file.parent_path());
+  std::filesystem::permissions(f.paths.pid_file.parent_path(), std::filesystem::perms::owner_all);
+  launch::LaunchRecord record;
+  record.pid = sleeper->pid();
+  record.start_time_ticks = 1;  // the server launch once started under this pid
+  record.server_path = stand_in_server_path().string();
+  ASSERT_TRUE(launch::write_launch_record(f.paths.record, record));
+  std::ofstream(f.paths.pid_file) << sleeper->pid() << "\n";
+
+  const CliResult result = run_binary({"stop"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_TRUE(contains(result.out, "stale")) << result.out;
+  EXPECT_TRUE(contains(result.out, "now belongs to")) << result.out;
+  EXPECT_TRUE(contains(result.out, "sleep")) << result.out;
+  EXPECT_TRUE(contains(result.out, "nothing was signalled")) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
+  EXPECT_FALSE(sleeper->poll());
+  EXPECT_TRUE(alive(sleeper->pid()));
+  sleeper->terminate(1s);
+}
+
+TEST(CliStop, AllListsTheUsersServersAndRefusesToSignalACapturedMachine) {
+  StopFixture f;
+  // A captured machine with one llama-server of this user: listed, never signalled.
+  TempDir root;
+  std::string fields =
+      "4242 (llama-server) S 1 4242 4242 0 -1 4194560 1 0 0 0 5 6 0 0 20 0 1 0 777";
+  for (int i = 0; i < 30; ++i) {
+    fields += " 0";
+  }
+  root.write("proc/4242/stat", fields + "\n");
+  root.write("proc/4242/comm", "llama-server\n");
+  root.write("proc/4242/cmdline", std::string("/opt/llama/llama-server\0--port\0008080\0", 36));
+  root.write("proc/4242/status",
+             fmt::format("Name:\tllama-server\nUid:\t{0}\t{0}\t{0}\t{0}\n", ::getuid()));
+  std::filesystem::create_symlink("/opt/llama/llama-server", root.path() / "proc/4242/exe");
+  const CliResult result = run_binary({"--sysroot", root.path().string(), "stop", "--all"});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(contains(result.out, "llama-server processes of yours (1)")) << result.out;
+  EXPECT_TRUE(contains(result.out, "/opt/llama/llama-server")) << result.out;
+  EXPECT_TRUE(contains(result.out, "cannot be stopped")) << result.out;
+}
+
+TEST(CliStop, RejectsABadTimeout) {
+  StopFixture f;
+  const CliResult result = run_binary({"stop", "--timeout", "-1"});
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+}
+
+}  // namespace
+}  // namespace gb10tune::testing
