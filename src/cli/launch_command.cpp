@@ -40,8 +40,8 @@ struct LaunchOptions {
   std::string print;
   std::string profile;
   std::vector<std::string> extra;
-  json values = json::object();  // launch settings given on the command line
-  std::uint64_t ctx_size = 0;    // -c: all slots together (becomes ctx_per_slot)
+  nlohmann::json values = nlohmann::json::object();  // settings given on the command line
+  std::uint64_t ctx_size = 0;  // -c: all slots together (becomes ctx_per_slot)
 };
 
 ExitCode fail(Context& ctx, const Error& error) {
@@ -238,6 +238,10 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!profile) {
     return fail(ctx, profile.error());
   }
+  if (in.ctx_size != 0 && in.values.contains("ctx_per_slot")) {
+    return fail(ctx, Error{"give either --ctx-size (all slots) or --ctx-per-slot, not both",
+                           ExitCode::usage});
+  }
   if (in.ctx_size != 0) {
     // -c counts all slots: spread it over them.
     const auto slots = resolve(layers, &*profile, in).integer("slots");
@@ -301,8 +305,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
         unit.unset_env.push_back(change.name);
       }
     }
-    unit.description = fmt::format("llama-server ({}) planned by gb10tune",
-                                   candidate->path.filename().string());
+    unit.description =
+        fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
     *ctx.out << launch::render_systemd_unit(unit);
     return ExitCode::ok;
   }
@@ -318,10 +322,10 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     session.emplace(std::move(*started));
   }
 
-  const auto overhead = size_option("--overhead", settings.text("overhead"),
-                                    plan::kDefaultOverheadBytes);
-  const auto reserve = size_option("--reserve", settings.text("reserve"),
-                                   plan::kDefaultReserveBytes);
+  const auto overhead =
+      size_option("--overhead", settings.text("overhead"), plan::kDefaultOverheadBytes);
+  const auto reserve =
+      size_option("--reserve", settings.text("reserve"), plan::kDefaultReserveBytes);
   if (!overhead || !reserve) {
     return fail(ctx, !overhead ? overhead.error() : reserve.error());
   }
@@ -357,8 +361,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   const bool refused = plan->available_bytes && !plan->fits && !in.force;
   if (in.dry_run || refused) {
     if (in.json) {
-      auto doc = report::make_document("launch");
-      doc.update(report::launch_to_json(preview));
+      auto doc = report::launch_to_json(preview);
+      doc["dry_run"] = in.dry_run;
       *ctx.out << report::dump_document(doc);
     } else {
       *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
@@ -373,7 +377,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (in.explain && !in.json) {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
   }
-  return session->start(preview, settings, *facts, in.json);
+  return session->start(preview, settings, in.json);
 }
 
 }  // namespace
@@ -389,8 +393,9 @@ Runner setup_launch(CLI::App& app) {
   const auto set = [o](const char* key) {
     return [o, key](const auto& value) { o->values[key] = value; };
   };
-  sub->add_flag("--dry-run", o->dry_run, "Print the plan, the environment and the command; "
-                                         "start nothing");
+  sub->add_flag("--dry-run", o->dry_run,
+                "Print the plan, the environment and the command; "
+                "start nothing");
   sub->add_flag("--json", o->json, "Print one JSON document instead of text");
   sub->add_flag("--explain", o->explain,
                 "Also show where every setting came from and why every option is there");
@@ -403,17 +408,17 @@ Runner setup_launch(CLI::App& app) {
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");
   sub->add_option_function<std::string>("--models-dir", set("models_dir"),
-                                         "Folder with the model (default ~/models)")
+                                        "Folder with the model (default ~/models)")
       ->option_text("DIR");
   sub->add_option_function<std::string>("--model,-m", set("model"),
-                                         "The model's GGUF file (default: the one in --models-dir)")
+                                        "The model's GGUF file (default: the one in --models-dir)")
       ->option_text("FILE");
   sub->add_option_function<std::string>("--mmproj", set("mmproj"), "A projector GGUF file")
       ->option_text("FILE");
   sub->add_flag_callback(
       "--no-mmproj", [o] { o->values["mmproj"] = "none"; }, "No projector, even if one is there");
   sub->add_option_function<std::string>("--llama-server", set("llama_server"),
-                                         "The llama-server binary (default: from PATH)")
+                                        "The llama-server binary (default: from PATH)")
       ->option_text("PATH");
   sub->add_option_function<std::int64_t>("--slots", set("slots"), "Parallel slots (-np)")
       ->check(CLI::Range(1, 256));
@@ -430,7 +435,7 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option_function<std::int64_t>("--cache-ram", set("cache_ram_mib"),
                                          "Prompt cache limit in MiB (-1 none, 0 off)");
   sub->add_option_function<std::string>("--gpu-layers", set("gpu_layers"),
-                                         "Layers on the GPU: all or a number");
+                                        "Layers on the GPU: all or a number");
   sub->add_flag_callback(
       "--kvu", [o] { o->values["kv_unified"] = "on"; }, "One KV pool for all slots (-kvu)");
   sub->add_flag_callback(
@@ -448,10 +453,10 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option_function<std::int64_t>("--ubatch", set("ubatch"), "Physical batch size")
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option_function<std::string>("--reserve", set("reserve"),
-                                         "Memory kept for the system (default 12GB)")
+                                        "Memory kept for the system (default 12GB)")
       ->option_text("SIZE");
   sub->add_option_function<std::string>("--overhead", set("overhead"),
-                                         "Compute buffers and slack, an estimate (default 6GB)")
+                                        "Compute buffers and slack, an estimate (default 6GB)")
       ->option_text("SIZE");
   sub->add_option_function<std::int64_t>("--timeout", set("timeout_s"),
                                          "Seconds to wait for /health (default 600)")

@@ -38,9 +38,9 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.model_layers = p.model->main_layer_count;
   r.bytes_per_token = p.model->bytes_read_per_token;
   r.expected_weights_bytes = p.plan->weights_bytes + p.plan->projector_bytes;
-  r.expected_kv_bytes = p.plan->kv_bytes();
+  r.expected_kv_bytes = p.plan->cache_bytes();
   r.expected_total_bytes = p.plan->total_bytes;
-  r.plan = report::launch_to_json(p)["plan"];
+  r.plan = report::launch_to_json(p);
   (void)settings;
   return r;
 }
@@ -78,19 +78,19 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
   // Loudly: the variable the report found costs 16% of decode speed (K2).
   for (const auto& change : preview.environment->changes) {
     if (change.action == launch::ChangeAction::removed) {
-      *ctx.err << fmt::format("gb10tune launch: removed {}={} from the server's environment: {} "
-                              "({})\n",
-                              change.name, change.value, change.reason, change.fact);
+      *ctx.err << fmt::format(
+          "gb10tune launch: removed {}={} from the server's environment: {} "
+          "({})\n",
+          change.name, change.value, change.reason, change.fact);
     }
   }
   auto host = settings.text("host");
   if (host == "0.0.0.0" || host == "::" || host.empty()) {
     host = "127.0.0.1";  // listening everywhere: ask on the loopback address
   }
-  const auto url_text = fmt::format("http://{}:{}", host.find(':') != std::string::npos
-                                                        ? "[" + host + "]"
-                                                        : host,
-                                    settings.integer("port"));
+  const auto url_text =
+      fmt::format("http://{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host,
+                  settings.integer("port"));
   const auto url = platform::parse_url(url_text);
   if (!url) {
     *ctx.err << "gb10tune launch: " << url.error().message << "\n";
@@ -116,8 +116,8 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
   }
   const auto seconds = static_cast<double>(started->to_ready.count()) / 1000.0;
   if (json) {
-    auto doc = report::make_document("launch");
-    doc.update(report::launch_to_json(preview));
+    auto doc = report::launch_to_json(preview);
+    doc["dry_run"] = false;
     doc["started"] = {{"pid", started->pid},
                       {"url", url_text},
                       {"log", m_paths.log.string()},

@@ -97,7 +97,18 @@ void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 CliResult run_binary(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{GB10TUNE_BINARY};
+  return run_binary(args, {});
+}
+
+CliResult run_binary(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env_changes) {
+  // env(1) applies NAME=VALUE and -u NAME before it runs the binary: no shell involved.
+  std::vector<std::string> argv;
+  if (!env_changes.empty()) {
+    argv.push_back("env");
+    argv.insert(argv.end(), env_changes.begin(), env_changes.end());
+  }
+  argv.push_back(GB10TUNE_BINARY);
   argv.insert(argv.end(), args.begin(), args.end());
   const auto run = platform::run_capture(argv, std::chrono::seconds(60));
   CliResult result;

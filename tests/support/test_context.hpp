@@ -55,5 +55,8 @@ void expect_golden(const std::string& name, const std::string& actual);
 
 // Runs the real gb10tune binary with `args` (no shell), capturing stdout+stderr.
 CliResult run_binary(const std::vector<std::string>& args);
+// The same with the environment changed: "NAME=VALUE" sets, "-u" "NAME" removes (env(1)).
+CliResult run_binary(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env_changes);
 
 }  // namespace gb10tune::testing

@@ -31,8 +31,9 @@ struct LaunchPreview {
   const launch::ChildEnvironment* environment = nullptr;
 };
 
-// The launch document (inside make_document("launch")): model, profile, settings with their
-// sources, plan, environment changes, command (argv, shell text, pieces by rule), warnings.
+// The launch document (the envelope and plan of plan_to_json, plus model files, profile,
+// settings with their sources, environment changes, command_line (argv, shell text, pieces
+// by rule), adaptations and warnings).
 nlohmann::json launch_to_json(const LaunchPreview& preview);
 
 // The text: a header, the memory plan, environment changes, adaptations, warnings and the

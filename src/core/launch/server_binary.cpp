@@ -38,10 +38,10 @@ Expected<std::string> resolve_server_binary(const std::string& name_or_path,
     std::error_code ec;
     const auto path = fs::absolute(expand_home(name_or_path, env), ec);
     if (!is_executable_file(path)) {
-      return Error{fmt::format("llama-server {} {}; {}", path.string(),
-                               fs::exists(path, ec) ? "is not an executable file" : "does not exist",
-                               how),
-                   ExitCode::usage};
+      return Error{
+          fmt::format("llama-server {} {}; {}", path.string(),
+                      fs::exists(path, ec) ? "is not an executable file" : "does not exist", how),
+          ExitCode::usage};
     }
     return path.lexically_normal().string();
   }

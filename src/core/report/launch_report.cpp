@@ -53,9 +53,8 @@ json launch_to_json(const LaunchPreview& p) {
     for (const auto& [source, value] : resolved.overridden) {
       overridden.push_back({{"source", source}, {"value", value}});
     }
-    settings[key] = {{"value", resolved.value},
-                     {"source", resolved.source},
-                     {"overridden", overridden}};
+    settings[key] = {
+        {"value", resolved.value}, {"source", resolved.source}, {"overridden", overridden}};
   }
   json pieces = json::array();
   for (const auto& piece : p.command->pieces) {
@@ -81,38 +80,36 @@ json launch_to_json(const LaunchPreview& p) {
   for (const auto& w : p.environment->warnings) {
     warnings.push_back(w);
   }
-  return {{"model_files", p.model_files},
-          {"mmproj", p.mmproj_path.empty() ? json(nullptr) : json(p.mmproj_path)},
-          {"server", p.server_path},
-          {"profile", {{"name", p.profile}, {"reason", p.profile_reason}}},
-          {"settings", settings},
-          {"plan", plan_to_json(*p.model, *p.config, *p.plan)},
-          {"environment", {{"changes", changes}, {"removed", removed}}},
-          {"command",
-           {{"argv", p.command->argv},
-            {"shell", launch::shell_join(p.command->argv)},
-            {"pieces", pieces}}},
-          {"adaptations", p.command->adaptations},
-          {"warnings", warnings},
-          {"fits", p.plan->fits}};
+  json doc = plan_to_json(*p.model, *p.config, *p.plan);
+  doc["model_files"] = p.model_files;
+  doc["mmproj"] = p.mmproj_path.empty() ? json(nullptr) : json(p.mmproj_path);
+  doc["server"] = p.server_path;
+  doc["profile"] = {{"name", p.profile}, {"reason", p.profile_reason}};
+  doc["settings"] = settings;
+  doc["environment"] = {{"changes", changes}, {"removed", removed}};
+  doc["command_line"] = {{"argv", p.command->argv},
+                         {"shell", launch::shell_join(p.command->argv)},
+                         {"pieces", pieces}};
+  doc["adaptations"] = p.command->adaptations;
+  doc["warnings"] = warnings;
+  return doc;
 }
 
 std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, bool explain) {
   std::string out;
   out += fmt::format("{}   {}\n", style.bold("model"), model_line(p));
   out += fmt::format("{}  {}\n", style.bold("mmproj"),
-                     p.mmproj_path.empty()
-                         ? std::string("none")
-                         : fmt::format("{} ({})", p.mmproj_path,
-                                       format_bytes_si(p.projector_bytes)));
+                     p.mmproj_path.empty() ? std::string("none")
+                                           : fmt::format("{} ({})", p.mmproj_path,
+                                                         format_bytes_si(p.projector_bytes)));
   out += fmt::format("{}  {}\n", style.bold("server"), p.server_path);
   out += fmt::format("{} {} ({})\n\n", style.bold("profile"), p.profile, p.profile_reason);
 
   if (explain) {
     out += style.bold("settings") + " (value ← where it came from)\n";
     for (const auto& [key, resolved] : p.settings->all()) {
-      out += fmt::format("  {:<14} {:<16} ← {}", key, setting_text(resolved.value),
-                         resolved.source);
+      out +=
+          fmt::format("  {:<14} {:<16} ← {}", key, setting_text(resolved.value), resolved.source);
       if (!resolved.overridden.empty() && resolved.overridden.back().first != "built-in") {
         const auto& [source, value] = resolved.overridden.back();
         out += style.dim(fmt::format("  (over {} from {})", setting_text(value), source));
@@ -126,10 +123,10 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
       for (const auto& a : piece.args) {
         args += (args.empty() ? "" : " ") + launch::shell_quote(a);
       }
-      out += fmt::format("  {:<34} {}{}\n", args, rule && !rule->fact.empty()
-                                                      ? fmt::format("[{}] ", rule->fact)
-                                                      : std::string(),
-                         rule ? rule->why : piece.rule);
+      out += fmt::format(
+          "  {:<34} {}{}\n", args,
+          rule && !rule->fact.empty() ? fmt::format("[{}] ", rule->fact) : std::string(),
+          rule ? rule->why : piece.rule);
     }
     out += '\n';
   }
@@ -140,7 +137,7 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
     out += '\n' + style.bold("environment") + '\n';
     for (const auto& c : p.environment->changes) {
       const auto action = launch::change_action_name(c.action);
-      const auto mark = c.action == launch::ChangeAction::removed ? style.red(action)
+      const auto mark = c.action == launch::ChangeAction::removed      ? style.red(action)
                         : c.action == launch::ChangeAction::overridden ? style.yellow(action)
                                                                        : std::string(action);
       out += fmt::format("  {} {}={} — {} ({})\n", mark, c.name, c.value, c.reason, c.fact);
