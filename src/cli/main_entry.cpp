@@ -20,6 +20,10 @@ int main_entry(int argc, char** argv) {
   ctx.err_is_tty = ::isatty(STDERR_FILENO) == 1;
   ctx.gpu = backend.get();
   ctx.bandwidth_runner = kernels::run_case;
+  ctx.clock_seconds = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   utsname names{};
   if (::uname(&names) == 0) {
     ctx.uname_machine = names.machine;

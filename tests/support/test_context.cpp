@@ -56,7 +56,8 @@ std::string read_text(const fs::path& path) {
 }
 
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
-                     const platform::Environment& env, bench::CaseRunner runner) {
+                     const platform::Environment& env, bench::CaseRunner runner,
+                     const std::function<void(cli::Context&)>& adjust) {
   FakeGpuBackend gpu = fake_gpu_for(scenario);
   std::ostringstream out;
   std::ostringstream err;
@@ -71,6 +72,11 @@ CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>
     ADD_FAILURE() << "a bandwidth case ran without a fake runner";
     return kernels::CaseResult{};
   };
+  double clock = 1000;
+  ctx.clock_seconds = [&clock] { return clock += 10; };  // every read advances 10 s
+  if (adjust) {
+    adjust(ctx);
+  }
 
   std::vector<std::string> argv_storage{"gb10tune", "--sysroot",
                                         sysroot_fixture(scenario).string()};
