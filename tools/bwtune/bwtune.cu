@@ -4,13 +4,18 @@
 //
 //   bwtune sweep [GiB [prefix]]   variants (ids starting with prefix) x block sizes x blocks/SM
 //   bwtune cases [MiB [allocator]]   run_case for every allocator (or one) x operation
+//   bwtune study [prefix]   copy layouts (persistent grids, TMA pipelines) vs cudaMemcpyAsync
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../src/kernels/bandwidth_kernels.cuh"
@@ -177,6 +182,8 @@ const char* name(bwtune::Pol p) {
       return "el50ef";
     case bwtune::Pol::first_half:
       return "ef50";
+    case bwtune::Pol::none:
+      return "nohint";
   }
   return "?";
 }
@@ -479,6 +486,478 @@ int cases(double mib, const std::string& only) {
   return failures == 0 ? 0 : 1;
 }
 
+// ---- study: copy variants with a fixed grid, against cudaMemcpyAsync ------------------------
+
+// A copy variant launched with exactly `grid` blocks of `block` threads.
+struct Fixed {
+  Variant v;
+  int block;
+  int grid;
+  double screen[2] = {0, 0};  // median GB/s at the two sizes (large, small)
+  std::vector<double> rounds[2];
+};
+
+// Short name of a chunk order.
+const char* name(bwtune::Order o) {
+  return o == bwtune::Order::region ? "region" : "rr";
+}
+
+// "<n>K" for a byte count.
+std::string kib(int bytes) {
+  return std::to_string(bytes / 1024) + "K";
+}
+
+// Pipelined TMA copy, `per_sm2` halves of blocks per SM (1 = 66 blocks on 132 SMs).
+template <int kChunk, int kStages, int kAhead, bwtune::Order O, bwtune::Pol LP, bwtune::Pol SP>
+void add_tma(std::vector<Fixed>& v, int sms, int per_sm2) {
+  const std::string id = std::string("tma/") + name(O) + "/" + kib(kChunk) + "/s" +
+                         std::to_string(kStages) + "/a" + std::to_string(kAhead) + "/" + name(LP) +
+                         "/" + name(SP);
+  v.push_back({copy_variant(id, bwtune::copy_tma_kernel<kChunk, kStages, kAhead, O, LP, SP>,
+                            kChunk * kStages, {32}),
+               32, sms * per_sm2 / 2});
+}
+
+// Phased TMA copy (read phase of kStages chunks, then their stores).
+template <int kChunk, int kStages, bwtune::Order O, bwtune::Pol LP, bwtune::Pol SP>
+void add_batch(std::vector<Fixed>& v, int sms, int per_sm2) {
+  const std::string id = std::string("batch/") + name(O) + "/" + kib(kChunk) + "/s" +
+                         std::to_string(kStages) + "/" + name(LP) + "/" + name(SP);
+  v.push_back({copy_variant(id, bwtune::copy_tma_batch_kernel<kChunk, kStages, O, LP, SP>,
+                            kChunk * kStages, {32}),
+               32, sms * per_sm2 / 2});
+}
+
+// 16-byte copy kernel of bandwidth_kernels.cuh with a fixed grid.
+template <Layout Lay, int U, Load L, Store S>
+void add_vec(std::vector<Fixed>& v, int block, int grid) {
+  std::vector<Variant> one;
+  add_copy<Lay, U, L, S>(one);
+  v.push_back({one[0], block, grid});
+}
+
+// A 2-D tensor map over `rows` rows of 2048 bytes at p (256 x u64), boxes of kRows rows.
+CUtensorMap tensor_map(void* p, std::uint64_t rows, int box_rows, CUtensorMapL2promotion promo) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                           &q),
+          "cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {256, rows};
+  const cuuint64_t strides[1] = {2048};
+  const cuuint32_t box[2] = {256, cuuint32_t(box_rows)};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT64, 2, p, dims, strides, box, elem,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promo,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", int(r));
+    std::exit(1);
+  }
+  return map;
+}
+
+// Short name of a tensor map's L2 promotion.
+const char* name(CUtensorMapL2promotion p) {
+  switch (p) {
+    case CU_TENSOR_MAP_L2_PROMOTION_NONE:
+      return "p0";
+    case CU_TENSOR_MAP_L2_PROMOTION_L2_64B:
+      return "p64";
+    case CU_TENSOR_MAP_L2_PROMOTION_L2_128B:
+      return "p128";
+    default:
+      return "p256";
+  }
+}
+
+// Tensor-map TMA copy with L2 promotion `promo`; maps cached per (buffers, size).
+template <int kRows, int kStages, int kAhead, bwtune::Pol LP, bwtune::Pol SP>
+void add_tensor(std::vector<Fixed>& v, int sms, CUtensorMapL2promotion promo) {
+  constexpr int kChunk = kRows * 2048;
+  auto k = bwtune::copy_tensor_kernel<kRows, kStages, kAhead, LP, SP>;
+  const int smem = kChunk * kStages;
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem");
+  using Key = std::tuple<const void*, const void*, std::uint64_t>;
+  auto cache = std::make_shared<std::map<Key, std::pair<CUtensorMap, CUtensorMap>>>();
+  const std::string id = std::string("tensor/rr/") + kib(kChunk) + "/s" + std::to_string(kStages) +
+                         "/a" + std::to_string(kAhead) + "/" + name(promo) + "/" + name(LP) + "/" +
+                         name(SP);
+  Variant var{"copy",
+              id,
+              [k, smem](int b) { return occupancy(k, b, smem); },
+              [k, smem, cache, promo](int g, int b, const Buffers& buf) {
+                const std::uint64_t rows = buf.bytes / kChunk * kRows;
+                const Key key{buf.a, buf.b, buf.bytes};
+                auto it = cache->find(key);
+                if (it == cache->end()) {
+                  it = cache
+                           ->emplace(key, std::make_pair(tensor_map(buf.a, rows, kRows, promo),
+                                                         tensor_map(buf.b, rows, kRows, promo)))
+                           .first;
+                }
+                k<<<g, b, smem>>>(it->second.first, it->second.second, buf.a, buf.b, buf.bytes / 16,
+                                  unsigned(buf.bytes % 16));
+              },
+              {32}};
+  v.push_back({var, 32, sms});
+}
+
+// Block-tile 16-byte copy with load policy LP and store (S, SP), fixed grid.
+template <int U, bwtune::Pol LP, bwtune::St S, bwtune::Pol SP>
+void add_pol(std::vector<Fixed>& v, int block, int grid, const char* tag) {
+  v.push_back(
+      {copy_variant(std::string("policy/u") + std::to_string(U) + "/" + name(LP) + "/" + tag,
+                    bwtune::copy_policy_kernel<U, LP, S, SP>),
+       block, grid});
+}
+
+// Second study (call 2): L2 promotion, bulk L2 prefetch, policy fractions, write-through.
+std::vector<Fixed> study2_variants(int sms) {
+  using bwtune::Order;
+  using bwtune::Pol;
+  constexpr Order RR = Order::round_robin;
+  constexpr Pol el = Pol::last, ef = Pol::first, no = Pol::none;
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma<65536, 3, 2, RR, el, ef>(v, sms, 2);
+  add_tma<65536, 3, 1, RR, el, ef>(v, sms, 2);
+  add_tma<98304, 2, 1, RR, el, ef>(v, sms, 2);
+  add_tma<49152, 4, 2, RR, el, ef>(v, sms, 2);
+  add_tma<49152, 4, 3, RR, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 4, RR, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 5, RR, el, ef>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, el, no>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, el, Pol::normal>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, el, Pol::unchanged>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, Pol::last_half_first, ef>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, el, el>(v, sms, 2);
+  // Bulk L2 prefetch (evict_last) 2, 4, 8 chunks ahead.
+  v.push_back({copy_variant("tma/rr/32K/s6/a3/el/ef/pf2",
+                            bwtune::copy_tma_kernel<32768, 6, 3, RR, el, ef, 2>, 32768 * 6, {32}),
+               32, sms});
+  v.push_back({copy_variant("tma/rr/32K/s6/a3/el/ef/pf6",
+                            bwtune::copy_tma_kernel<32768, 6, 3, RR, el, ef, 6>, 32768 * 6, {32}),
+               32, sms});
+  v.push_back({copy_variant("tma/rr/64K/s3/a2/el/ef/pf3",
+                            bwtune::copy_tma_kernel<65536, 3, 2, RR, el, ef, 3>, 65536 * 3, {32}),
+               32, sms});
+  v.push_back({copy_variant("tma/rr/16K/s12/a6/el/ef/pf8",
+                            bwtune::copy_tma_kernel<16384, 12, 6, RR, el, ef, 8>, 16384 * 12, {32}),
+               32, sms});
+  // Tensor maps: L2 promotion of the loads.
+  for (auto promo : {CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B}) {
+    add_tensor<32, 3, 2, el, ef>(v, sms, promo);
+    add_tensor<16, 6, 3, el, ef>(v, sms, promo);
+  }
+  add_tensor<32, 3, 2, no, no>(v, sms, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  // 16-byte copies: write-through stores, fractional evict_last loads.
+  add_pol<8, el, bwtune::St::wt, ef>(v, 1024, 2 * sms, "wt");
+  add_pol<8, Pol::normal, bwtune::St::wt, ef>(v, 1024, 2 * sms, "wt");
+  add_pol<8, el, bwtune::St::hint, ef>(v, 1024, 2 * sms, "ef");
+  add_pol<8, Pol::last_half_first, bwtune::St::hint, ef>(v, 1024, 2 * sms, "ef");
+  return v;
+}
+
+// Third study (call 3): chunk size around the best (96 KiB, 2 stages), split bulk operations,
+// two blocks per SM, fewer blocks, tensor maps at 96 KiB, larger 16-byte tiles.
+std::vector<Fixed> study3_variants(int sms) {
+  using bwtune::Order;
+  using bwtune::Pol;
+  constexpr Order RR = Order::round_robin;
+  constexpr Order R = Order::region;
+  constexpr Pol el = Pol::last, ef = Pol::first, no = Pol::none;
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma<98304, 2, 1, RR, el, ef>(v, sms, 2);
+  add_tma<114688, 2, 1, RR, el, ef>(v, sms, 2);
+  add_tma<73728, 3, 1, RR, el, ef>(v, sms, 2);
+  add_tma<73728, 3, 2, RR, el, ef>(v, sms, 2);
+  add_tma<81920, 2, 1, RR, el, ef>(v, sms, 2);
+  add_tma<98304, 2, 1, RR, el, no>(v, sms, 2);
+  add_tma<98304, 2, 1, R, el, ef>(v, sms, 2);
+  add_tma<49152, 2, 1, RR, el, ef>(v, sms, 4);
+  add_tma<57344, 2, 1, RR, el, ef>(v, sms, 4);
+  for (int grid : {120, 128}) {
+    v.push_back({copy_variant("tma/rr/96K/s2/a1/el/ef",
+                              bwtune::copy_tma_kernel<98304, 2, 1, RR, el, ef>, 98304 * 2, {32}),
+                 32, grid * sms / 132});
+  }
+  v.push_back(
+      {copy_variant("tma/rr/96K/s2/a1/el/ef/split6",
+                    bwtune::copy_tma_kernel<98304, 2, 1, RR, el, ef, 0, 6>, 98304 * 2, {32}),
+       32, sms});
+  v.push_back(
+      {copy_variant("tma/rr/96K/s2/a1/el/ef/split24",
+                    bwtune::copy_tma_kernel<98304, 2, 1, RR, el, ef, 0, 24>, 98304 * 2, {32}),
+       32, sms});
+  v.push_back(
+      {copy_variant("tma/rr/16K/s12/a6/el/ef/split1",
+                    bwtune::copy_tma_kernel<16384, 12, 6, RR, el, ef, 0, 1>, 16384 * 12, {32}),
+       32, sms});
+  add_tensor<48, 2, 1, el, ef>(v, sms, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  add_tensor<48, 2, 1, el, ef>(v, sms, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  add_vec<Layout::block_tile, 16, Load::nc_el, Store::ef>(v, 1024, sms);
+  add_vec<Layout::block_tile, 16, Load::nc_el, Store::ef>(v, 512, 2 * sms);
+  add_vec<Layout::block_tile, 16, Load::nc_el, Store::ef>(v, 256, 4 * sms);
+  return v;
+}
+
+// First study (call 1): region vs round-robin TMA pipelines, grid sizes, batched phases,
+// L2 policies, persistent-grid 16-byte copies.
+std::vector<Fixed> study_variants(int sms) {
+  using bwtune::Order;
+  using bwtune::Pol;
+  constexpr Order R = Order::region;
+  constexpr Order RR = Order::round_robin;
+  constexpr Pol el = Pol::last, ef = Pol::first, no = Pol::none;
+  std::vector<Fixed> v;
+  // Baselines: the kernel in src/kernels and the best TMA copy of the first attempt.
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma<32768, 4, 2, RR, el, ef>(v, sms, 2);
+  // TMA, one contiguous region per block, one block per SM: chunk size x depth.
+  add_tma<4096, 48, 24, R, el, ef>(v, sms, 2);
+  add_tma<8192, 24, 12, R, el, ef>(v, sms, 2);
+  add_tma<8192, 24, 16, R, el, ef>(v, sms, 2);
+  add_tma<16384, 12, 4, R, el, ef>(v, sms, 2);
+  add_tma<16384, 12, 6, R, el, ef>(v, sms, 2);
+  add_tma<16384, 12, 8, R, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 2, R, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 3, R, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 4, R, el, ef>(v, sms, 2);
+  add_tma<49152, 4, 2, R, el, ef>(v, sms, 2);
+  add_tma<65536, 3, 1, R, el, ef>(v, sms, 2);
+  add_tma<65536, 3, 2, R, el, ef>(v, sms, 2);
+  // L2 policies on one shape.
+  add_tma<32768, 6, 3, R, no, no>(v, sms, 2);
+  add_tma<32768, 6, 3, R, el, no>(v, sms, 2);
+  add_tma<32768, 6, 3, R, no, ef>(v, sms, 2);
+  add_tma<32768, 6, 3, R, ef, ef>(v, sms, 2);
+  add_tma<32768, 6, 3, R, el, el>(v, sms, 2);
+  add_tma<32768, 6, 3, R, ef, no>(v, sms, 2);
+  // Two blocks per SM, three per SM, one block per two SMs.
+  add_tma<8192, 12, 6, R, el, ef>(v, sms, 4);
+  add_tma<16384, 6, 3, R, el, ef>(v, sms, 4);
+  add_tma<16384, 6, 4, R, el, ef>(v, sms, 4);
+  add_tma<32768, 3, 1, R, el, ef>(v, sms, 4);
+  add_tma<32768, 3, 2, R, el, ef>(v, sms, 4);
+  add_tma<16384, 4, 2, R, el, ef>(v, sms, 6);
+  add_tma<32768, 6, 3, R, el, ef>(v, sms, 1);
+  add_tma<65536, 3, 2, R, el, ef>(v, sms, 1);
+  // Round-robin chunks (the grid sweeps one window), deeper than the first attempt.
+  add_tma<4096, 48, 24, RR, el, ef>(v, sms, 2);
+  add_tma<8192, 24, 12, RR, el, ef>(v, sms, 2);
+  add_tma<16384, 12, 6, RR, el, ef>(v, sms, 2);
+  add_tma<32768, 6, 3, RR, el, ef>(v, sms, 2);
+  add_tma<65536, 3, 2, RR, el, ef>(v, sms, 2);
+  add_tma<16384, 6, 3, RR, el, ef>(v, sms, 4);
+  add_tma<32768, 3, 2, RR, el, ef>(v, sms, 4);
+  // Phased: a read phase of the whole shared memory, then the writes.
+  add_batch<16384, 12, R, el, ef>(v, sms, 2);
+  add_batch<32768, 6, R, el, ef>(v, sms, 2);
+  add_batch<65536, 3, R, el, ef>(v, sms, 2);
+  add_batch<98304, 2, R, el, ef>(v, sms, 2);
+  add_batch<16384, 6, R, el, ef>(v, sms, 4);
+  add_batch<32768, 3, R, el, ef>(v, sms, 4);
+  add_batch<49152, 2, R, el, ef>(v, sms, 4);
+  add_batch<32768, 6, RR, el, ef>(v, sms, 2);
+  // 16-byte copies, one contiguous region per block (block_chunk), persistent grids.
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 1024, sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 512, sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 512, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 512, 4 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 256, sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 256, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::ef>(v, 256, 8 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc, Store::cs>(v, 1024, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc, Store::cs>(v, 512, 4 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc, Store::cs>(v, 256, 8 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc, Store::cs>(v, 256, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::cs>(v, 1024, 2 * sms);
+  add_vec<Layout::block_chunk, 8, Load::nc_el, Store::cs>(v, 512, 2 * sms);
+  add_vec<Layout::block_chunk, 16, Load::nc_el, Store::ef>(v, 512, 2 * sms);
+  add_vec<Layout::block_chunk, 16, Load::nc_el, Store::ef>(v, 256, 2 * sms);
+  add_vec<Layout::block_chunk, 4, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::cs>(v, 1024, 2 * sms);
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 512, 4 * sms);
+  return v;
+}
+
+// Variant id with its block and grid.
+std::string label(const Fixed& f) {
+  return f.v.id + " b" + std::to_string(f.block) + " g" + std::to_string(f.grid);
+}
+
+// Median over `rounds` interleaved rounds of 30 launches per finalist and cudaMemcpyAsync, at
+// `bytes`; prints median of round medians [min..max].
+void confirm(std::vector<Fixed*>& finalists, Buffers buf, int slot, int rounds) {
+  std::vector<double> memcpy_rounds;
+  for (int round = 0; round < rounds; ++round) {
+    for (Fixed* f : finalists) {
+      f->rounds[slot].push_back(
+          time_gbps([&] { f->v.launch(f->grid, f->block, buf); }, 2.0 * double(buf.bytes), 2, 30));
+    }
+    memcpy_rounds.push_back(time_gbps(
+        [&] {
+          check(cudaMemcpyAsync(buf.b, buf.a, buf.bytes, cudaMemcpyDeviceToDevice), "memcpy");
+        },
+        2.0 * double(buf.bytes), 2, 30));
+  }
+  const double ref = median(memcpy_rounds);
+  std::printf(
+      "\n# confirmation at %.4f GiB: %d interleaved rounds x 30 launches; median of "
+      "round medians [min..max], %% of cudaMemcpyAsync\n",
+      double(buf.bytes) / (1ull << 30), rounds);
+  std::sort(finalists.begin(), finalists.end(),
+            [slot](auto* x, auto* y) { return median(x->rounds[slot]) > median(y->rounds[slot]); });
+  for (Fixed* f : finalists) {
+    auto [lo, hi] = std::minmax_element(f->rounds[slot].begin(), f->rounds[slot].end());
+    const double m = median(f->rounds[slot]);
+    std::printf("%-52s %8.1f GB/s [%.1f..%.1f] %6.2f%%\n", label(*f).c_str(), m, *lo, *hi,
+                100.0 * m / ref);
+  }
+  auto [lo, hi] = std::minmax_element(memcpy_rounds.begin(), memcpy_rounds.end());
+  std::printf("%-52s %8.1f GB/s [%.1f..%.1f]\n", "cudaMemcpyAsync d2d", ref, *lo, *hi);
+}
+
+// Screens study `which`'s variants (ids starting with `only`) at 4 GiB and 1 GiB, checks each
+// copy, confirms the best n_final per size against cudaMemcpyAsync, then scans sizes.
+int study(int which, const std::string& only, int n_final, double persist_mib) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attr");
+  if (persist_mib != 0) {  // L2 set-aside for persisting (evict_last) lines; < 0: the maximum
+    int max_persist = 0;
+    check(cudaDeviceGetAttribute(&max_persist, cudaDevAttrMaxPersistingL2CacheSize, 0), "attr");
+    const std::size_t want =
+        persist_mib < 0 ? std::size_t(max_persist) : std::size_t(persist_mib * (1 << 20));
+    check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, want), "persisting L2");
+    std::size_t got = 0;
+    check(cudaDeviceGetLimit(&got, cudaLimitPersistingL2CacheSize), "persisting L2");
+    std::printf("# persisting L2 set-aside: %zu bytes (max %d)\n", got, max_persist);
+  }
+  // Two buffers just under 4 GiB each (8 GiB in all), not a multiple of 16: tails run too.
+  const std::uint64_t large = (4ull << 30) - 13;
+  const std::uint64_t sizes[2] = {large, (1ull << 30) + 4099};
+  Buffers full;
+  full.bytes = large;
+  check(cudaMalloc(&full.a, large), "cudaMalloc a");
+  check(cudaMalloc(&full.b, large), "cudaMalloc b");
+  check(cudaMalloc(&full.sum, 8), "cudaMalloc sum");
+  detail::write_kernel<Layout::grid_stride, 4, Store::plain>
+      <<<sms * 4, 512>>>(full.a, large / 16, unsigned(large % 16), 7u);
+  check(cudaDeviceSynchronize(), "fill");
+  auto checksum_of = [&](const uint4* p, std::uint64_t bytes) {
+    check(cudaMemset(full.sum, 0, 8), "memset");
+    detail::read_kernel<Layout::grid_stride, 4, Load::plain>
+        <<<sms * 3, 512>>>(p, bytes / 16, unsigned(bytes % 16), full.sum);
+    unsigned long long got = 0;
+    check(cudaMemcpy(&got, full.sum, 8, cudaMemcpyDeviceToHost), "checksum");
+    return std::uint64_t{got};
+  };
+  std::vector<Fixed> all = which == 3   ? study3_variants(sms)
+                           : which == 2 ? study2_variants(sms)
+                                        : study_variants(sms);
+  std::vector<Fixed*> chosen;
+  for (Fixed& f : all) {
+    if (f.v.id.rfind(only, 0) == 0)
+      chosen.push_back(&f);
+  }
+  std::printf("# study: %zu configs, %d SMs, sizes %llu and %llu bytes\n", chosen.size(), sms,
+              (unsigned long long)sizes[0], (unsigned long long)sizes[1]);
+  int mismatches = 0;
+  std::vector<Fixed*> runnable;
+  for (Fixed* f : chosen) {
+    const int resident = f->v.max_per_sm(f->block);
+    if (resident * sms < f->grid) {
+      std::printf("%-52s skipped: %d blocks/SM resident\n", label(*f).c_str(), resident);
+      continue;
+    }
+    bool ok = true;
+    for (int slot = 0; slot < 2; ++slot) {
+      Buffers buf = full;
+      buf.bytes = sizes[slot];
+      check(cudaMemset(buf.b, 0xa5, large), "poison");
+      f->screen[slot] =
+          time_gbps([&] { f->v.launch(f->grid, f->block, buf); }, 2.0 * double(buf.bytes), 2, 15);
+      ok = ok && checksum_of(buf.b, buf.bytes) == pattern_checksum(buf.bytes, 7u);
+      if (slot == 1) {  // nothing written past the copy's end
+        unsigned char after[16];
+        check(cudaMemcpy(after, reinterpret_cast<unsigned char*>(buf.b) + buf.bytes, 16,
+                         cudaMemcpyDeviceToHost),
+              "after");
+        for (unsigned char c : after)
+          ok = ok && c == 0xa5;
+      }
+    }
+    mismatches += ok ? 0 : 1;
+    runnable.push_back(f);
+    std::printf("%-52s %8.1f %8.1f GB/s (%d/SM)%s\n", label(*f).c_str(), f->screen[0], f->screen[1],
+                resident, ok ? "" : "  MISMATCH");
+  }
+  std::printf("# mismatches: %d\n", mismatches);
+  // Finalists: the best n_final at either size, plus the two baselines (first two entries).
+  std::vector<Fixed*> finalists;
+  for (int slot = 0; slot < 2; ++slot) {
+    std::vector<Fixed*> by = runnable;
+    std::sort(by.begin(), by.end(),
+              [slot](auto* x, auto* y) { return x->screen[slot] > y->screen[slot]; });
+    for (int i = 0; i < int(by.size()) && i < n_final; ++i) {
+      if (std::find(finalists.begin(), finalists.end(), by[i]) == finalists.end())
+        finalists.push_back(by[i]);
+    }
+  }
+  for (Fixed* f : chosen) {
+    if ((f == &all[0] || f == &all[1]) &&
+        std::find(finalists.begin(), finalists.end(), f) == finalists.end()) {
+      finalists.push_back(f);
+    }
+  }
+  for (int slot = 0; slot < 2; ++slot) {
+    Buffers buf = full;
+    buf.bytes = sizes[slot];
+    confirm(finalists, buf, slot, 5);
+  }
+  // cudaMemcpyAsync and the two best by size: does either depend on the buffer size?
+  std::printf("\n# size scan (5 interleaved rounds x 30 launches, median of round medians)\n");
+  std::vector<Fixed*> scan = {&all[0]};
+  if (!finalists.empty()) {
+    scan.push_back(*std::max_element(finalists.begin(), finalists.end(), [](auto* x, auto* y) {
+      return median(x->rounds[0]) < median(y->rounds[0]);
+    }));
+  }
+  for (const std::uint64_t mib : {256ull, 512ull, 1024ull, 2048ull, 4095ull}) {
+    Buffers buf = full;
+    buf.bytes = mib << 20;
+    std::vector<double> mc;
+    std::vector<std::vector<double>> ks(scan.size());
+    for (int round = 0; round < 5; ++round) {
+      for (std::size_t i = 0; i < scan.size(); ++i) {
+        ks[i].push_back(time_gbps([&] { scan[i]->v.launch(scan[i]->grid, scan[i]->block, buf); },
+                                  2.0 * double(buf.bytes), 2, 30));
+      }
+      mc.push_back(time_gbps(
+          [&] {
+            check(cudaMemcpyAsync(buf.b, buf.a, buf.bytes, cudaMemcpyDeviceToDevice), "memcpy");
+          },
+          2.0 * double(buf.bytes), 2, 30));
+    }
+    std::printf("%5llu MiB  memcpy %8.1f", (unsigned long long)mib, median(mc));
+    for (std::size_t i = 0; i < scan.size(); ++i)
+      std::printf("  %s %8.1f", label(*scan[i]).c_str(), median(ks[i]));
+    std::printf("\n");
+  }
+  cudaFree(full.a);
+  cudaFree(full.b);
+  cudaFree(full.sum);
+  return mismatches == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -487,6 +966,16 @@ int main(int argc, char** argv) {
     return sweep(argc > 2 ? std::atof(argv[2]) : 4.0, argc > 3 ? argv[3] : "");
   if (mode == "cases")
     return cases(argc > 2 ? std::atof(argv[2]) : 1024.0, argc > 3 ? argv[3] : "");
-  std::fprintf(stderr, "usage: bwtune sweep [GiB [prefix]] | bwtune cases [MiB [allocator]]\n");
+  if (mode == "study" || mode == "study2" || mode == "study3") {
+    return study(mode == "study3"   ? 3
+                 : mode == "study2" ? 2
+                                    : 1,
+                 argc > 2 ? argv[2] : "", argc > 3 ? std::atoi(argv[3]) : 8,
+                 argc > 4 ? std::atof(argv[4]) : 0);
+  }
+  std::fprintf(
+      stderr,
+      "usage: bwtune sweep [GiB [prefix]] | bwtune cases [MiB [allocator]] | "
+      "bwtune study|study2|study3 [prefix [finalists per size [persisting L2 MiB, -1 max]]]\n");
   return 2;
 }

@@ -3,6 +3,8 @@
 // 16-byte copy and for the bulk (TMA) copy. Built for sm_90 only, by tools/bwtune/build.sh.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 
 #include "../../src/kernels/bandwidth_kernels.cuh"
@@ -126,7 +128,7 @@ __global__ void copy_bulk_kernel(const uint4* __restrict__ src, uint4* __restric
 
 // L2 policies (createpolicy.fractional): primary priority for `fraction` of the lines, the
 // secondary one (evict_unchanged unless named) for the rest.
-enum class Pol { first, last, normal, unchanged, last_half_first, first_half };
+enum class Pol { first, last, normal, unchanged, last_half_first, first_half, none };
 
 template <Pol P>
 __device__ __forceinline__ std::uint64_t policy() {
@@ -141,14 +143,16 @@ __device__ __forceinline__ std::uint64_t policy() {
     asm("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(p));
   } else if constexpr (P == Pol::last_half_first) {
     asm("createpolicy.fractional.L2::evict_last.L2::evict_first.b64 %0, 0.5;" : "=l"(p));
-  } else {
+  } else if constexpr (P == Pol::first_half) {
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 0.5;" : "=l"(p));
+  } else {
+    p = 0;  // Pol::none: callers issue the access without .L2::cache_hint
   }
   return p;
 }
 
 // How the copy stores: with an L2 policy hint, or one of the plain flavours.
-enum class St { hint, plain, cs };
+enum class St { hint, plain, cs, wt };
 
 template <St S, Pol P>
 __device__ __forceinline__ void store(uint4* p, uint4 v) {
@@ -159,8 +163,10 @@ __device__ __forceinline__ void store(uint4* p, uint4 v) {
         : "memory");
   } else if constexpr (S == St::plain) {
     *p = v;
-  } else {
+  } else if constexpr (S == St::cs) {
     __stcs(p, v);
+  } else {
+    __stwt(p, v);
   }
 }
 
@@ -301,6 +307,258 @@ __global__ void copy_el256_kernel(const uint4* __restrict__ src, uint4* __restri
       d::store16<d::Store::ef>(dst + base + k * blockDim.x, v[k]);
   }
   copy_rest(src, dst, n_tiles * tile, n_vec, tail);
+}
+
+// ---- Bulk (TMA) copy study of 2026-11-29 (second attempt) -------------------------------
+// Which chunks a block copies: round_robin deals chunk c to block c % gridDim (the grid sweeps
+// one window of the buffer); region gives each block one contiguous run of n_chunks / gridDim
+// chunks (each block streams its own sequential region).
+enum class Order { round_robin, region };
+
+// The chunks of this block: first, first + step, ... (count of them).
+struct ChunkRange {
+  std::uint64_t first;
+  std::uint64_t count;
+  std::uint64_t step;
+};
+
+// This block's chunks among n_chunks, in order O.
+template <Order O>
+__device__ __forceinline__ ChunkRange chunk_range(std::uint64_t n_chunks) {
+  const std::uint64_t b = blockIdx.x;
+  const std::uint64_t g = gridDim.x;
+  if constexpr (O == Order::region) {
+    const std::uint64_t first = n_chunks * b / g;
+    return {first, n_chunks * (b + 1) / g - first, 1};
+  } else {
+    return {b, n_chunks > b ? (n_chunks - b + g - 1) / g : 0, g};
+  }
+}
+
+#if GB10TUNE_HAVE_BULK_COPY
+// Bulk load global -> shared completing on `bar` (expect_tx armed here), L2 policy LP.
+template <Pol LP>
+__device__ __forceinline__ void tma_load(void* smem, const void* gmem, std::uint32_t bytes,
+                                         std::uint64_t* bar, std::uint64_t pol) {
+  const std::uint32_t b = shared_address(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes)
+               : "memory");
+  if constexpr (LP == Pol::none) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+        "[%3];" ::"r"(shared_address(smem)),
+        "l"(gmem), "r"(bytes), "r"(b)
+        : "memory");
+  } else {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+        "[%0], [%1], %2, [%3], %4;" ::"r"(shared_address(smem)),
+        "l"(gmem), "r"(bytes), "r"(b), "l"(pol)
+        : "memory");
+  }
+}
+
+// Bulk store shared -> global as one committed bulk group, L2 policy SP.
+template <Pol SP>
+__device__ __forceinline__ void tma_store(void* gmem, const void* smem, std::uint32_t bytes,
+                                          std::uint64_t pol) {
+  if constexpr (SP == Pol::none) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem),
+                 "r"(shared_address(smem)), "r"(bytes)
+                 : "memory");
+  } else {
+    asm volatile(
+        "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(
+            gmem),
+        "r"(shared_address(smem)), "r"(bytes), "l"(pol)
+        : "memory");
+  }
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Initialises kStages mbarriers (arrival count 1) and makes them visible to the async proxy.
+template <int kStages>
+__device__ __forceinline__ void tma_init(std::uint64_t* full) {
+  for (int s = 0; s < kStages; ++s)
+    bulk_barrier_init(&full[s]);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+#endif
+
+// Pipelined bulk copy: thread 0 keeps kAhead loads and up to kStages - kAhead stores in flight
+// over kStages shared buffers of kChunk bytes; chunk order O; L2 policies LP (loads), SP
+// (stores). Needs kStages * kChunk bytes of dynamic shared memory.
+// kPrefetch > 0 also asks the L2 (cp.async.bulk.prefetch.L2, evict_last) for the chunk
+// kPrefetch chunks ahead of each load.
+// kSplit > 1 issues each chunk's load and store as kSplit bulk copies of kChunk / kSplit bytes
+// (one barrier, one store group per chunk).
+template <int kChunk, int kStages, int kAhead, Order O, Pol LP, Pol SP, int kPrefetch = 0,
+          int kSplit = 1>
+__global__ void copy_tma_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                std::uint64_t n_vec, unsigned tail) {
+  static_assert(kChunk % (16 * kSplit) == 0 && kAhead >= 1 && kAhead < kStages);
+  constexpr int kPart = kChunk / kSplit;
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    tma_init<kStages>(full);
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t lp = policy<LP>();
+    const std::uint64_t sp = policy<SP>();
+    const ChunkRange r = chunk_range<O>(n_chunks);
+    for (std::uint64_t k = 0; k < r.count + kAhead; ++k) {
+      if (k < r.count) {  // load chunk k into stage k % kStages once its last store has read it
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        const unsigned char* chunk = from + (r.first + k * r.step) * kChunk;
+        if constexpr (kSplit == 1) {
+          tma_load<LP>(stages + s * kChunk, chunk, kChunk, &full[s], lp);
+        } else {
+          const std::uint32_t bar = shared_address(&full[s]);
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                       "r"(kChunk)
+                       : "memory");
+          for (int i = 0; i < kSplit; ++i) {
+            asm volatile(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                ".L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+                    shared_address(stages + s * kChunk + i * kPart)),
+                "l"(chunk + i * kPart), "r"(kPart), "r"(bar), "l"(lp)
+                : "memory");
+          }
+        }
+        if (kPrefetch > 0 && k + kPrefetch < r.count) {
+          asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(
+                           from + (r.first + (k + kPrefetch) * r.step) * kChunk),
+                       "r"(kChunk), "l"(policy<Pol::last>())
+                       : "memory");
+        }
+      }
+      if (k >= kAhead) {  // store chunk j = k - kAhead
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        if constexpr (kSplit == 1) {
+          tma_store<SP>(to + (r.first + j * r.step) * kChunk, stages + s * kChunk, kChunk, sp);
+        } else {
+          for (int i = 0; i < kSplit; ++i) {
+            asm volatile(
+                "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, "
+                "%3;" ::"l"(to + (r.first + j * r.step) * kChunk + i * kPart),
+                "r"(shared_address(stages + s * kChunk + i * kPart)), "r"(kPart), "l"(sp)
+                : "memory");
+          }
+          asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+      }
+    }
+    bulk_wait_all();
+  }
+#endif
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
+}
+
+// Phased bulk copy: thread 0 loads kStages chunks (a read phase), stores each as it lands, then
+// waits until every store has read shared memory before the next read phase. Batches the
+// block's reads and writes instead of interleaving them chunk by chunk.
+template <int kChunk, int kStages, Order O, Pol LP, Pol SP>
+__global__ void copy_tma_batch_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                      std::uint64_t n_vec, unsigned tail) {
+  static_assert(kChunk % 16 == 0 && kStages >= 1);
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    tma_init<kStages>(full);
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t lp = policy<LP>();
+    const std::uint64_t sp = policy<SP>();
+    const ChunkRange r = chunk_range<O>(n_chunks);
+    std::uint32_t parity = 0;
+    for (std::uint64_t base = 0; base < r.count; base += kStages, parity ^= 1) {
+      const int n = static_cast<int>(r.count - base < kStages ? r.count - base : kStages);
+      for (int s = 0; s < n; ++s) {
+        tma_load<LP>(stages + s * kChunk, from + (r.first + (base + s) * r.step) * kChunk, kChunk,
+                     &full[s], lp);
+      }
+      for (int s = 0; s < n; ++s) {
+        bulk_wait(&full[s], parity);
+        tma_store<SP>(to + (r.first + (base + s) * r.step) * kChunk, stages + s * kChunk, kChunk,
+                      sp);
+      }
+      bulk_wait_read<0>();
+    }
+    bulk_wait_all();
+  }
+#endif
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
+}
+
+// Tensor (cp.async.bulk.tensor.2d) copy: the chunks of the buffer seen as rows of 2048 bytes
+// (256 x u64), kRows rows a chunk, dealt round-robin; the host's tensor maps choose the L2
+// promotion (sector fill size) of the loads. Otherwise as copy_tma_kernel. Both maps cover
+// n_chunks * kRows rows; whatever follows goes through copy_rest.
+template <int kRows, int kStages, int kAhead, Pol LP, Pol SP>
+__global__ void copy_tensor_kernel(const __grid_constant__ CUtensorMap src_map,
+                                   const __grid_constant__ CUtensorMap dst_map,
+                                   const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                   std::uint64_t n_vec, unsigned tail) {
+  constexpr int kChunk = kRows * 2048;
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    tma_init<kStages>(full);
+    const std::uint64_t lp = policy<LP>();
+    const std::uint64_t sp = policy<SP>();
+    const auto smap = reinterpret_cast<std::uint64_t>(&src_map);
+    const auto dmap = reinterpret_cast<std::uint64_t>(&dst_map);
+    const ChunkRange r = chunk_range<Order::round_robin>(n_chunks);
+    for (std::uint64_t k = 0; k < r.count + kAhead; ++k) {
+      if (k < r.count) {
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        const std::uint32_t bar = shared_address(&full[s]);
+        const int row = static_cast<int>((r.first + k * r.step) * kRows);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                     "r"(kChunk)
+                     : "memory");
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(
+                shared_address(stages + s * kChunk)),
+            "l"(smap), "r"(0), "r"(row), "r"(bar), "l"(lp)
+            : "memory");
+      }
+      if (k >= kAhead) {
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        const int row = static_cast<int>((r.first + j * r.step) * kRows);
+        asm volatile(
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint"
+            " [%0, {%1, %2}], [%3], %4;" ::"l"(dmap),
+            "r"(0), "r"(row), "r"(shared_address(stages + s * kChunk)), "l"(sp)
+            : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      }
+    }
+    bulk_wait_all();
+  }
+#endif
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
 }
 
 }  // namespace bwtune

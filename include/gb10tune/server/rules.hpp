@@ -30,11 +30,13 @@ struct Finding {
 struct RuleInput {
   std::optional<bool> model_has_mtp;          // nullopt: the model is unknown
   std::optional<std::uint32_t> model_layers;  // block count, for "all layers on the GPU"
+  bool gb10 = false;                          // the GPU is a GB10 (K19: no mmap loading)
 };
 
 // Checks the effective settings against every rule (K1 all layers on the GPU, flash attention
 // on, K4 draft-mtp when the model has an MTP head and draft n-max ≥ 4, K6 no
-// --backend-sampling with MTP, K8 -kvu and --cache-ram when np > 1). One finding per rule.
+// --backend-sampling with MTP, K8 -kvu and --cache-ram when np > 1, K19 no mmap loading on
+// GB10). One finding per rule, in that order.
 std::vector<Finding> check_rules(const EffectiveSettings& settings, const RuleInput& input);
 
 }  // namespace gb10tune::server

@@ -21,6 +21,11 @@ struct FlagSpec {
 
   // True when the option consumes the next argument.
   bool takes_value() const { return !value_hint.empty(); }
+  // How many arguments follow the option: 0, 1, or 2 ("--lora-scaled FNAME SCALE").
+  int value_count() const;
+  // True for an option the build still lists but rejects ("the argument has been removed":
+  // --draft-max since 2026); its description names the replacement.
+  bool removed() const;
   // The last long positive spelling without dashes ("ctx-size"): the key settings are kept by.
   std::string key() const;
 };
@@ -46,7 +51,8 @@ class ServerFlags {
   static bool is_negative(const FlagSpec& spec, std::string_view name);
 
   // True when the option's value hint lists `value` among comma/pipe-separated choices
-  // ("--spec-type" lists "draft-mtp"); true for free-form hints such as "N".
+  // ("--spec-type" lists "draft-mtp"); true for free-form hints such as "N"; false for a
+  // switch or a removed option.
   bool accepts_value(std::string_view name, std::string_view value) const;
 
   const std::vector<FlagSpec>& all() const { return m_flags; }

@@ -34,8 +34,9 @@ struct SettingInputs {
   std::optional<std::string> system_config;
   std::string user_config_path;  // ${XDG_CONFIG_HOME:-$HOME/.config}/llama.cpp/config.ini
   std::optional<std::string> user_config;
-  platform::Environment env;      // the server's environment (LLAMA_ARG_* are used)
-  std::vector<std::string> argv;  // argv[0] is the program and is skipped
+  platform::Environment env;          // the server's environment (LLAMA_ARG_* are used)
+  std::vector<std::string> argv;      // argv[0] is the program and is skipped
+  std::vector<std::string> warnings;  // config files that exist but could not be read
 };
 
 // Every option set anywhere, keyed by FlagSpec::key(), plus what could not be understood.
@@ -44,16 +45,21 @@ struct EffectiveSettings {
   // Every assignment in precedence order, overridden ones included (for --explain and diffs).
   std::vector<std::pair<std::string, SettingValue>> history;
   std::vector<std::string> warnings;  // unknown keys/args, malformed lines, missing values
+  // Every spelling of every option the build knows ("-c", "--ctx-size") → its key.
+  std::map<std::string, std::string, std::less<>> aliases;
 
-  // The final value of option `key` ("ctx-size"), nullptr when it is not set anywhere.
-  const SettingValue* get(std::string_view key) const;
-  // True when switch `key` is set and on ("true", "1", "on", "yes", "enabled" or a bare switch).
-  bool is_on(std::string_view key) const;
+  // The final value of option `name`: a key ("ctx-size") or any spelling with dashes
+  // ("-c"); nullptr when it is not set anywhere or the build has no such option.
+  const SettingValue* get(std::string_view name) const;
+  // True when switch `name` is set and on ("true", "1", "on", "enabled").
+  bool is_on(std::string_view name) const;
+  // True when `name` is set and explicitly off ("false", "0", "off", "disabled").
+  bool is_off(std::string_view name) const;
 };
 
 // Reads the two config files for a process whose environment is `env` (its XDG_CONFIG_HOME
-// and HOME decide the user file), under `root`. A file that exists but cannot be read is a
-// warning in the result's `warnings` of resolve_settings, never a silent skip.
+// and HOME decide the user file), under `root`. A file that exists but cannot be read becomes
+// a warning (carried into resolve_settings' result), never a silent skip.
 SettingInputs gather_inputs(const platform::Sysroot& root, const platform::Environment& env,
                             std::vector<std::string> argv);
 

@@ -1,0 +1,380 @@
+// The stand-in llama-server behaves like the real one where gb10tune looks, and the HTTP
+// client and the server_api parsers work against it end to end.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <future>
+#include <thread>
+
+#include "gb10tune/http/server_api.hpp"
+#include "gb10tune/platform/http_client.hpp"
+#include "support/stand_in.hpp"
+
+namespace gb10tune::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using platform::http_get;
+using platform::http_post_json;
+using platform::Url;
+
+Url local(int port) {
+  return Url{"http", "127.0.0.1", port, ""};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const char* const kChat = R"({"messages":[{"role":"user","content":"hi"}],"stream":false})";
+
+TEST(CliStandIn, HelpPrintsTheFixture) {
+  const auto run = run_stand_in({"--help"});
+  EXPECT_EQ(run.exit.exit_status, 0);
+  EXPECT_EQ(run.output, read_text(fixture("llama-server/help-2026-08-commit-3f545be.txt")));
+}
+
+TEST(CliStandIn, VersionPrintsTheFixture) {
+  const auto run = run_stand_in({"--version"});
+  EXPECT_EQ(run.exit.exit_status, 0);
+  EXPECT_EQ(run.output, read_text(fixture("llama-server/version-2026-08-commit-3f545be.txt")));
+  const auto old = run_stand_in(
+      {"--version"},
+      {{"STANDIN_VERSION", fixture("llama-server/version-2025-02-commit-c392e50.txt").string()}});
+  EXPECT_TRUE(contains(old.output, "version: 0 (unknown)")) << old.output;
+}
+
+TEST(CliStandIn, UnknownFlagIsRejectedLikeTheRealServer) {
+  const auto run = run_stand_in({"-c", "4096", "--no-such-flag", "1"});
+  EXPECT_EQ(run.exit.exit_status, 1);
+  EXPECT_EQ(run.output, "error: invalid argument: --no-such-flag\n");
+}
+
+TEST(CliStandIn, AcceptedFlagsDependOnTheHelpText) {
+  // --spec-type exists in 3f545be but not in the 2025-02 build.
+  const auto old = run_stand_in(
+      {"--spec-type", "draft-mtp"},
+      {{"STANDIN_HELP", fixture("llama-server/help-2025-02-commit-c392e50.txt").string()}});
+  EXPECT_EQ(old.exit.exit_status, 1);
+  EXPECT_TRUE(contains(old.output, "error: invalid argument: --spec-type")) << old.output;
+}
+
+TEST(CliStandIn, RemovedFlagFailsWithTheAdvice) {
+  const auto run = run_stand_in({"--draft-max", "4"});
+  EXPECT_EQ(run.exit.exit_status, 1);
+  EXPECT_TRUE(contains(run.output,
+                       "error while handling argument \"--draft-max\": the argument has been "
+                       "removed. use --spec-draft-n-max or --spec-ngram-mod-n-max"))
+      << run.output;
+}
+
+TEST(CliStandIn, MissingValueIsAnError) {
+  const auto run = run_stand_in({"--port"});
+  EXPECT_EQ(run.exit.exit_status, 1);
+  EXPECT_TRUE(contains(run.output, "expected value for argument")) << run.output;
+}
+
+TEST(CliStandIn, HealthIsLoadingThenReady) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-fa", "on", "--ctx-size=8192"},
+                       {{"STANDIN_LOAD_MS", "1500"}});
+  // The port is bound before loading, so /health answers 503 at once.
+  bool saw_loading = false;
+  const auto deadline = std::chrono::steady_clock::now() + 1s;
+  while (!saw_loading && std::chrono::steady_clock::now() < deadline) {
+    const auto health = http_get(local(port), "/health", 500ms);
+    if (health) {
+      ASSERT_EQ(health->status, 503) << health->body;
+      EXPECT_EQ(nlohmann::json::parse(health->body),
+                nlohmann::json::parse(R"({"error":{"code":503,"message":"Loading model",)"
+                                      R"("type":"unavailable_error"}})"));
+      EXPECT_EQ(http::classify_health(*health), http::HealthState::loading);
+      saw_loading = true;
+    } else {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  EXPECT_TRUE(saw_loading);
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto health = http_get(local(port), "/health", 1s);
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->body, R"({"status":"ok"})");
+  EXPECT_EQ(http::classify_health(*health), http::HealthState::ready);
+  const std::string log = server.log();
+  EXPECT_TRUE(contains(log, "srv          main: model loaded")) << log;
+  EXPECT_TRUE(
+      contains(log, "srv          main: listening on http://127.0.0.1:" + std::to_string(port)))
+      << log;
+  EXPECT_TRUE(contains(log,
+                       "system_info: n_threads = 20 (n_threads_batch = 20) / 20 | CPU : "
+                       "NEON = 1"))
+      << log;
+}
+
+TEST(CliStandIn, RecordsArgvEnvironmentAndCwd) {
+  TempDir dir;
+  const int port = free_tcp_port();
+  const auto record = dir.path() / "record.json";
+  StandInServer server({"--port", std::to_string(port), "-m", "/models/x.gguf"},
+                       {{"STANDIN_RECORD", record.string()},
+                        {"GGML_CUDA_ENABLE_UNIFIED_MEMORY", "0"},
+                        {"EMPTY_VAR", ""}},
+                       {"LLAMA_ARG_PORT"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto doc = read_record(record);
+  EXPECT_EQ(doc["pid"], server.pid());
+  EXPECT_EQ(doc["argv"], nlohmann::json::array({stand_in_server_path().string(), "--port",
+                                                std::to_string(port), "-m", "/models/x.gguf"}));
+  EXPECT_EQ(doc["env"]["GGML_CUDA_ENABLE_UNIFIED_MEMORY"], "0");
+  EXPECT_EQ(doc["env"]["EMPTY_VAR"], "");
+  EXPECT_FALSE(doc["env"].contains("LLAMA_ARG_PORT"));
+  EXPECT_EQ(doc["cwd"], std::filesystem::current_path().string());
+  EXPECT_FALSE(std::filesystem::exists(record.string() + ".tmp." + std::to_string(server.pid())));
+}
+
+TEST(CliStandIn, CrashOutOfMemory) {
+  const auto run = run_stand_in({"-m", "/models/big.gguf", "--port", "0"},
+                                {{"STANDIN_CRASH", "oom"}, {"STANDIN_LOAD_MS", "200"}});
+  EXPECT_EQ(run.exit.exit_status, 1);
+  for (const char* line :
+       {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 36864.00 MiB on device 0: "
+        "cudaMalloc failed: out of memory",
+        "alloc_tensor_range: failed to allocate CUDA0 buffer of size 38654705664",
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer "
+        "for kv cache",
+        "srv          main: exiting due to model loading error"}) {
+    EXPECT_TRUE(contains(run.output, line)) << line << "\n" << run.output;
+  }
+  EXPECT_FALSE(contains(run.output, "model loaded")) << run.output;
+}
+
+TEST(CliStandIn, CrashBadModel) {
+  TempDir dir;
+  const auto model = dir.write("broken.gguf", "ABCDxxxxxxxx");
+  const auto run =
+      run_stand_in({"-m", model.string(), "--port", "0"}, {{"STANDIN_CRASH", "bad-model"}});
+  EXPECT_EQ(run.exit.exit_status, 1);
+  EXPECT_TRUE(contains(run.output,
+                       "gguf_init_from_file_impl: invalid magic characters: 'ABCD', "
+                       "expected 'GGUF'"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output,
+                       "llama_model_load: error loading model: llama_model_loader: "
+                       "failed to load model from " +
+                           model.string()))
+      << run.output;
+  EXPECT_TRUE(
+      contains(run.output, "srv    load_model: failed to load model, '" + model.string() + "'"))
+      << run.output;
+}
+
+TEST(CliStandIn, CrashAbort) {
+  const auto run = run_stand_in({"--port", "0"}, {{"STANDIN_CRASH", "abort"}});
+  EXPECT_EQ(run.exit.signal, SIGABRT);
+  EXPECT_FALSE(contains(run.output, "model loaded")) << run.output;
+}
+
+TEST(CliStandIn, PortInUse) {
+  const int port = free_tcp_port();
+  StandInServer first({"--port", std::to_string(port)});
+  ASSERT_TRUE(first.wait_ready(port, 10s)) << first.log();
+  const auto second = run_stand_in({"--port", std::to_string(port)});
+  EXPECT_EQ(second.exit.exit_status, 1);
+  EXPECT_TRUE(contains(second.output,
+                       "srv         start: couldn't bind HTTP server socket, "
+                       "hostname: 127.0.0.1, port: " +
+                           std::to_string(port)))
+      << second.output;
+}
+
+TEST(CliStandIn, SigtermStopsCleanly) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port)});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto exit = server.stop(5s);
+  EXPECT_EQ(exit.signal, 0);
+  EXPECT_EQ(exit.exit_status, 0);
+}
+
+TEST(CliStandIn, SigtermIgnoredWhenAsked) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port)}, {{"STANDIN_IGNORE_SIGTERM", "1"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  server.send(SIGTERM);
+  EXPECT_FALSE(server.wait_exit(500ms).has_value());
+  const auto health = http_get(local(port), "/health", 1s);
+  ASSERT_TRUE(health) << health.error().message;
+  EXPECT_EQ(health->status, 200);
+  const auto exit = server.stop(300ms);
+  EXPECT_EQ(exit.signal, SIGKILL);
+}
+
+TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
+  const int port = free_tcp_port();
+  StandInServer server(
+      {"--port", std::to_string(port), "-np", "3", "-c", "30000", "-m", "/models/q.gguf"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto props_answer = http_get(local(port), "/props", 1s);
+  ASSERT_TRUE(props_answer);
+  const auto props = http::parse_props(props_answer->body);
+  ASSERT_TRUE(props) << props.error().message;
+  EXPECT_EQ(props->total_slots, 3u);
+  EXPECT_EQ(props->n_ctx_per_slot, 10000u);
+  EXPECT_EQ(props->model_path, "/models/q.gguf");
+  EXPECT_EQ(props->speculative, false);
+  EXPECT_FALSE(props->build_info.empty());
+  const auto slots_answer = http_get(local(port), "/slots", 1s);
+  ASSERT_TRUE(slots_answer);
+  const auto slots = http::parse_slots(slots_answer->body);
+  ASSERT_TRUE(slots) << slots.error().message;
+  ASSERT_EQ(slots->size(), 3u);
+  for (std::size_t i = 0; i < slots->size(); ++i) {
+    EXPECT_EQ((*slots)[i].id, static_cast<int>(i));
+    EXPECT_EQ((*slots)[i].n_ctx, 10000u);
+    EXPECT_EQ((*slots)[i].speculative, false);
+    EXPECT_FALSE((*slots)[i].is_processing);
+  }
+}
+
+TEST(CliStandIn, UnifiedPoolAndSpeculativeFromTheTunedCommand) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-ngl", "99", "-c", "589824", "-np", "3",
+                        "-fa", "on", "--spec-type", "draft-mtp", "--spec-draft-n-max", "4", "-kvu",
+                        "--cache-ram", "24576", "--jinja"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  ASSERT_TRUE(props) << props.error().message;
+  EXPECT_EQ(props->total_slots, 3u);
+  EXPECT_EQ(props->n_ctx_per_slot, 262144u);  // one slot may grow to the training context
+  EXPECT_EQ(props->speculative_types, "draft-mtp");
+  EXPECT_EQ(props->speculative, true);
+  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  ASSERT_TRUE(slots) << slots.error().message;
+  ASSERT_EQ(slots->size(), 3u);
+  EXPECT_EQ(slots->front().speculative, true);
+}
+
+TEST(CliStandIn, DefaultsAndEnvironmentFallbacks) {
+  const int port = free_tcp_port();
+  StandInServer server({}, {{"LLAMA_ARG_PORT", std::to_string(port)}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  ASSERT_TRUE(props) << props.error().message;
+  EXPECT_EQ(props->total_slots, 4u);
+  EXPECT_EQ(props->n_ctx_per_slot, 262144u);
+}
+
+TEST(CliStandIn, TimingsCycleThroughTheFile) {
+  TempDir dir;
+  const auto timings = dir.write("timings.json", R"([
+    {"cache_n":0,"prompt_n":100,"prompt_ms":500,"prompt_per_second":200,"predicted_n":50,
+     "predicted_ms":2000,"predicted_per_second":25,"draft_n":60,"draft_n_accepted":40},
+    {"cache_n":90,"prompt_n":10,"prompt_ms":40,"prompt_per_second":250,"predicted_n":60,
+     "predicted_ms":3000,"predicted_per_second":20}])");
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "--spec-type", "draft-mtp"},
+                       {{"STANDIN_TIMINGS", timings.string()}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const double expected[] = {25, 20, 25};
+  for (const double decode : expected) {
+    const auto answer = http_post_json(local(port), "/v1/chat/completions", kChat, 2s);
+    ASSERT_TRUE(answer) << answer.error().message;
+    ASSERT_EQ(answer->status, 200) << answer->body;
+    const auto parsed = http::parse_completion_timings(answer->body);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_DOUBLE_EQ(parsed->predicted_per_second, decode);
+    EXPECT_EQ(parsed->draft_n.has_value(), decode == 25);
+    const auto doc = nlohmann::json::parse(answer->body);
+    EXPECT_FALSE(doc["choices"][0]["message"]["content"].get<std::string>().empty());
+    EXPECT_EQ(doc["usage"]["completion_tokens"], decode == 25 ? 50 : 60);
+  }
+  const auto raw = http_post_json(local(port), "/completion", R"({"prompt":"hi"})", 2s);
+  ASSERT_TRUE(raw);
+  const auto parsed = http::parse_completion_timings(raw->body);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_DOUBLE_EQ(parsed->predicted_per_second, 20);  // the 4th request gets element 1
+}
+
+TEST(CliStandIn, StreamingAndBadBodiesAreRefused) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port)});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto stream =
+      http_post_json(local(port), "/v1/chat/completions", R"({"messages":[],"stream":true})", 2s);
+  ASSERT_TRUE(stream);
+  EXPECT_EQ(stream->status, 400);
+  const auto garbage = http_post_json(local(port), "/completion", "not json", 2s);
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->status, 400);
+  EXPECT_FALSE(http::parse_completion_timings(garbage->body));
+}
+
+TEST(CliStandIn, CompletionsRunConcurrently) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-np", "3"},
+                       {{"STANDIN_RESPONSE_DELAY_MS", "600"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::future<bool>> answers;
+  for (int i = 0; i < 3; ++i) {
+    answers.push_back(std::async(std::launch::async, [port] {
+      const auto answer = http_post_json(local(port), "/v1/chat/completions", kChat, 5s);
+      return answer && answer->status == 200;
+    }));
+  }
+  // While they run, /slots shows busy slots.
+  std::this_thread::sleep_for(300ms);
+  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  ASSERT_TRUE(slots) << slots.error().message;
+  int busy = 0;
+  for (const auto& slot : *slots) {
+    busy += slot.is_processing ? 1 : 0;
+  }
+  EXPECT_EQ(busy, 3);
+  for (auto& answer : answers) {
+    EXPECT_TRUE(answer.get());
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+}
+
+TEST(CliStandIn, MetricsOnlyWithTheFlag) {
+  const int port = free_tcp_port();
+  StandInServer plain({"--port", std::to_string(port)});
+  ASSERT_TRUE(plain.wait_ready(port, 10s)) << plain.log();
+  EXPECT_EQ(http_get(local(port), "/metrics", 1s)->status, 501);
+  plain.stop();
+
+  const int port2 = free_tcp_port();
+  StandInServer metrics({"--port", std::to_string(port2), "--metrics"});
+  ASSERT_TRUE(metrics.wait_ready(port2, 10s)) << metrics.log();
+  const auto answer = http_get(local(port2), "/metrics", 1s);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_TRUE(contains(answer->body, "llamacpp:prompt_tokens_total ")) << answer->body;
+}
+
+TEST(CliStandIn, ExtraLogAndSystemInfoOverrides) {
+  TempDir dir;
+  const auto extra =
+      dir.write("extra.log",
+                "W srv  prompt_save:  - prompt state size 40960.000 MiB exceeds cache size limit "
+                "16384.000 MiB, skipping\n");
+  const int port = free_tcp_port();
+  StandInServer server(
+      {"--port", std::to_string(port)},
+      {{"STANDIN_EXTRA_LOG", extra.string()},
+       {"STANDIN_SYSTEM_INFO", "system_info: n_threads = 4 / 4 | CPU : NEON = 1 |"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  std::string log;
+  for (int i = 0; i < 50 && !contains(log, "skipping"); ++i) {
+    std::this_thread::sleep_for(20ms);
+    log = server.log();
+  }
+  EXPECT_TRUE(contains(log, "exceeds cache size limit 16384.000 MiB, skipping")) << log;
+  EXPECT_LT(log.find("model loaded"), log.find("exceeds cache size limit")) << log;
+  EXPECT_TRUE(contains(log, "system_info: n_threads = 4 / 4 | CPU : NEON = 1 |")) << log;
+  EXPECT_FALSE(contains(log, "n_threads = 20")) << log;
+}
+
+}  // namespace
+}  // namespace gb10tune::testing
