@@ -26,8 +26,7 @@ struct Context {
   std::string uname_machine;  // "aarch64"; the fallback when a sysroot does not say
   std::function<std::string()> now_iso8601;
   bench::CaseRunner bandwidth_runner;  // kernels::run_case, or a fake in tests
-  // How `bench server` reaches a llama-server: bench::connect_http, or a fake in tests. Empty
-  // in a build without the HTTP client (`bench server` then says so and exits 1).
+  // How `bench server` reaches a llama-server: bench::connect_http, or a fake in tests.
   bench::ServerConnector connect_server;
   std::function<double()> clock_seconds;  // a monotonic clock (client-timed figures)
 

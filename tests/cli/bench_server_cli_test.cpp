@@ -73,12 +73,6 @@ TEST(CliBenchServer, WithoutUrlOrLaunchRecordIsAUsageError) {
   EXPECT_TRUE(server.urls.empty());
 }
 
-TEST(CliBenchServer, WithoutHttpClientSaysSo) {
-  const auto result = run_cli_on("gb10", {"bench", "server", "--url", "http://h:1"}, {});
-  EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.err.find("built without its HTTP client"), std::string::npos) << result.err;
-}
-
 TEST(CliBenchServer, BadInputsAreUsageErrors) {
   testing::TempDir dir;
   const auto bad = dir.write("bad.jsonl", "{\"prompt\": 1}\n");

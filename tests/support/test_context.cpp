@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "support/fake_gpu.hpp"
 
@@ -72,6 +73,7 @@ CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>
     ADD_FAILURE() << "a bandwidth case ran without a fake runner";
     return kernels::CaseResult{};
   };
+  ctx.connect_server = bench::connect_http;  // the real client; tests may put a fake
   double clock = 1000;
   ctx.clock_seconds = [&clock] { return clock += 10; };  // every read advances 10 s
   if (adjust) {
