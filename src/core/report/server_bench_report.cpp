@@ -55,16 +55,15 @@ std::string roofline_text(const bench::Roofline& roof) {
   if (!roof.available) {
     return fmt::format("roofline (K12): not computed: {}\n", roof.missing);
   }
-  const double gb = static_cast<double>(roof.inputs.bytes_per_token) / 1e9;
-  std::string out = fmt::format(
-      "roofline (K12): {:.2f} GB read per token ({}) at {:.1f} GB/s ({}) → {:.1f} ms per "
-      "step",
-      gb, roof.inputs.bytes_source, roof.inputs.bandwidth_bytes_per_second / 1e9,
-      roof.inputs.bandwidth_source, roof.step_seconds * 1e3);
+  std::string out =
+      fmt::format("roofline (K12): {} read per token ({}) at {:.1f} GB/s ({}) → {:.3g} ms per step",
+                  format_bytes_si(roof.inputs.bytes_per_token), roof.inputs.bytes_source,
+                  roof.inputs.bandwidth_bytes_per_second / 1e9, roof.inputs.bandwidth_source,
+                  roof.step_seconds * 1e3);
   if (roof.mean_accepted_length != 1.0) {
     out += fmt::format(" × {:.2f} tokens per step", roof.mean_accepted_length);
   }
-  out += fmt::format(" → ceiling {:.1f} t/s; measured {:.1f} t/s = {:.0f}% of it\n",
+  out += fmt::format(" → ceiling {:.1f} t/s; measured {:.1f} t/s = {:.3g}% of it\n",
                      roof.ceiling_tps, roof.measured_tps, roof.percent_of_ceiling);
   return out;
 }
