@@ -286,13 +286,12 @@ TEST(CliLaunchCommand, ConfigIniThatBreaksARuleIsRefused) {
                         std::filesystem::copy_options::recursive);
   root.write("etc/llama.cpp/config.ini", "[*]\nbackend-sampling = true\n");
   const auto result =
-      testing::run_cli_on("gb10",
-                          {"--sysroot", root.path().string(), "launch", "--dry-run", "--model",
+      testing::run_binary({"--sysroot", root.path().string(), "launch", "--dry-run", "--model",
                            f.model, "--llama-server", testing::stand_in_server_path().string()},
-                          {});
+                          {"-u", "XDG_CONFIG_HOME", "-u", "HOME"});
   EXPECT_EQ(result.exit_code, 2) << result.out;
-  EXPECT_NE(result.err.find("/etc/llama.cpp/config.ini:2"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("K6"), std::string::npos) << result.err;
+  EXPECT_NE(result.out.find("/etc/llama.cpp/config.ini:2"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("K6"), std::string::npos) << result.out;
 }
 
 TEST(CliLaunchCommand, OldBuildIsAdaptedOrRefusedByName) {
@@ -343,7 +342,11 @@ TEST(CliLaunchStart, StartsVerifiesAndStops) {
   const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
                                         "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
                                         "GGML_CUDA_ENABLE_UNIFIED_MEMORY=0",
-                                        "STANDIN_RECORD=" + record.string(), "STANDIN_LOAD_MS=300"};
+                                        "STANDIN_RECORD=" + record.string(), "STANDIN_LOAD_MS=300",
+                                        // A build with every CPU feature verify knows (K11).
+                                        "STANDIN_SYSTEM_INFO=system_info: n_threads = 2 | CPU : "
+                                        "AVX2 = 1 | FMA = 1 | F16C = 1 | AVX512 = 1 | DOTPROD = "
+                                        "1 | MATMUL_INT8 = 1 | SVE = 1 |"};
   const std::vector<std::string> args = {"launch",
                                          "--model",
                                          model.string(),
