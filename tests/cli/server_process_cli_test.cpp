@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "gb10tune/launch/server_process.hpp"
@@ -79,9 +80,18 @@ Started start(const launch::StartRequest& request,
 
 TEST(CliServerProcess, StartsRecordsAndStops) {
   Fixture f;
+  std::optional<launch::LaunchLock> lock;
+  {
+    auto acquired = launch::LaunchLock::acquire(f.paths);
+    ASSERT_TRUE(acquired) << acquired.error().message;
+    lock.emplace(std::move(acquired).value());
+  }
   const Started started = start(f.request({{"STANDIN_LOAD_MS", "400"}}));
   ASSERT_TRUE(started.result) << started.result.error().message;
   const int pid = started.result->pid;
+  // The server did not inherit the lock: released here, it is free while the server runs.
+  lock.reset();
+  EXPECT_TRUE(launch::LaunchLock::acquire(f.paths));
   EXPECT_TRUE(alive(pid));
   EXPECT_GE(started.result->to_ready, 300ms);
 
