@@ -137,6 +137,26 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   EXPECT_EQ(launch::check_pid_file(platform::Sysroot(), f.paths).state, PidFileState::none);
 }
 
+TEST(CliServerProcess, StartedThroughASymlinkIsStillRecognisedAfterItMoves) {
+  Fixture f;
+  const auto link = f.dir.path() / "llama-server";
+  std::filesystem::create_symlink(stand_in_server_path(), link);
+  auto request = f.request({{"STANDIN_LOAD_MS", "100"}});
+  request.argv[0] = link.string();
+  const Started started = start(request);
+  ASSERT_TRUE(started.result) << started.result.error().message;
+  const auto record = launch::read_launch_record(f.paths.record);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->server_path, stand_in_server_path().string());
+  EXPECT_EQ(record->argv.front(), link.string());
+  // The user re-points the link (a new build): the running server is still ours.
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink("/bin/true", link);
+  EXPECT_EQ(launch::check_pid_file(platform::Sysroot(), f.paths).state, PidFileState::running);
+  ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
+  reap(started.result->pid);
+}
+
 TEST(CliServerProcess, TheLogIsAppendedToAcrossStarts) {
   Fixture f;
   for (int run = 0; run < 2; ++run) {
