@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "bench_compare_command.hpp"
+#include "bench_server_command.hpp"
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
@@ -150,9 +152,35 @@ Runner setup_bench(CLI::App& app) {
   sub->add_option("--operations", options->operations, "Only these: read, write, copy, memcpy_d2d")
       ->delimiter(',');
   sub->footer(
-      "Exit codes: 0 ok, 1 a case failed or a figure did not validate, 2 usage error, 4 no "
-      "usable GPU, 130 interrupted (everything allocated is freed).");
-  return [options](Context& ctx) { return run(*options, ctx); };
+      "Without a subcommand: the bandwidth bench. Exit codes: 0 ok, 1 a case failed or a "
+      "figure did not validate, 2 usage error, 4 no usable GPU, 130 interrupted (everything "
+      "allocated is freed).");
+
+  // The server benchmarks are subcommands; `bench [options]` alone stays the bandwidth bench.
+  std::vector<std::pair<CLI::App*, Runner>> nested;
+  for (auto setup : {setup_bench_server, setup_bench_compare}) {
+    Runner runner = setup(*sub);
+    nested.emplace_back(sub->get_subcommands({}).back(), std::move(runner));
+  }
+  return [options, sub, nested](Context& ctx) {
+    for (const auto& [command, runner] : nested) {
+      if (!command->parsed()) {
+        continue;
+      }
+      // Bandwidth options before `server`/`compare` would be silently ignored: refuse them.
+      for (const CLI::Option* option : sub->get_options()) {
+        if (option->count() > 0 && option->get_name() != "--help") {
+          *ctx.err << fmt::format(
+              "gb10tune bench {}: {} is a bandwidth-bench option; put the "
+              "options of `bench {}` after its name\n",
+              command->get_name(), option->get_name(), command->get_name());
+          return ExitCode::usage;
+        }
+      }
+      return runner(ctx);
+    }
+    return run(*options, ctx);
+  };
 }
 
 }  // namespace gb10tune::cli

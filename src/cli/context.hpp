@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gb10tune/bench/bandwidth_bench.hpp"
+#include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
@@ -25,6 +26,9 @@ struct Context {
   std::string uname_machine;  // "aarch64"; the fallback when a sysroot does not say
   std::function<std::string()> now_iso8601;
   bench::CaseRunner bandwidth_runner;  // kernels::run_case, or a fake in tests
+  // How `bench server` reaches a llama-server: bench::connect_http, or a fake in tests.
+  bench::ServerConnector connect_server;
+  std::function<double()> clock_seconds;  // a monotonic clock (client-timed figures)
 
   // Set by the global --sysroot option before a subcommand runs.
   platform::Sysroot sysroot;

@@ -2,121 +2,263 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/launch/child_environment.hpp"
+#include "gb10tune/launch/model_discovery.hpp"
+#include "gb10tune/launch/profile.hpp"
+#include "gb10tune/launch/server_binary.hpp"
+#include "gb10tune/launch/server_command.hpp"
+#include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
-#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
+#include "launch_start.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// What the command line sets; unset options leave the value to the lower layers.
 struct LaunchOptions {
   bool dry_run = false;
   bool json = false;
-  std::string model;
-  std::string mmproj;
-  std::uint64_t ctx_size = 0;
-  std::uint64_t ctx_per_slot = 0;
-  std::uint32_t slots = 1;
-  std::optional<bool> kv_unified;
-  std::string cache_type_k = "f16";
-  std::string cache_type_v = "f16";
-  std::string cache_type_k_draft = "f16";
-  std::string cache_type_v_draft = "f16";
-  std::optional<bool> mtp;
-  std::uint32_t draft_n_max = 4;
-  std::string flash_attn = "on";
-  bool swa_full = false;
-  std::uint32_t ubatch = 512;
-  std::int64_t cache_ram_mib = 8192;
-  std::string reserve;
-  std::string overhead;
+  bool explain = false;
+  bool force = false;
+  std::string print;
+  std::string profile;
+  std::vector<std::string> extra;
+  nlohmann::json values = nlohmann::json::object();  // settings given on the command line
+  std::uint64_t ctx_size = 0;  // -c: all slots together (becomes ctx_per_slot)
 };
-
-Expected<gguf::GgmlType> cache_type(const std::string& option, const std::string& value) {
-  if (const auto type = plan::parse_cache_type(value)) {
-    return *type;
-  }
-  return Error{fmt::format("{} '{}' is not a KV cache type llama.cpp accepts; use f32, f16, "
-                           "bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1",
-                           option, value),
-               ExitCode::usage};
-}
-
-// Reads a GGUF file named on the command line; its errors are the user's input errors.
-Expected<gguf::GgufFile> read_named(const std::string& option, const std::string& path) {
-  auto file = gguf::read_gguf(path);
-  if (!file) {
-    return Error{fmt::format("{} {}: {}", option, path, file.error().message), ExitCode::usage};
-  }
-  return file;
-}
-
-// Builds the configuration from the options and the model (defaults that depend on it).
-Expected<plan::PlanConfig> to_config(const LaunchOptions& in, const model::ModelFacts& facts,
-                                     std::uint64_t projector_bytes) {
-  plan::PlanConfig config;
-  config.slots = in.slots;
-  if (in.ctx_size != 0 && in.ctx_per_slot != 0) {
-    return Error{"give either --ctx-size (all slots) or --ctx-per-slot, not both", ExitCode::usage};
-  }
-  config.ctx_total = in.ctx_per_slot != 0 ? in.ctx_per_slot * in.slots : in.ctx_size;
-  // -kvu by default with several slots: one pool that any slot may fill (K8).
-  config.kv_unified = in.kv_unified.value_or(in.slots > 1);
-  for (auto [option, value, target] :
-       {std::tuple{"--cache-type-k", &in.cache_type_k, &config.cache_k},
-        std::tuple{"--cache-type-v", &in.cache_type_v, &config.cache_v},
-        std::tuple{"--cache-type-k-draft", &in.cache_type_k_draft, &config.draft_cache_k},
-        std::tuple{"--cache-type-v-draft", &in.cache_type_v_draft, &config.draft_cache_v}}) {
-    const auto type = cache_type(option, *value);
-    if (!type) {
-      return type.error();
-    }
-    *target = *type;
-  }
-  config.flash_attention = in.flash_attn != "off";
-  config.swa_full = in.swa_full;
-  config.ubatch = in.ubatch;
-  config.mtp = in.mtp.value_or(facts.has_mtp());  // K4: MTP whenever the model has the head
-  config.draft_n_max = in.draft_n_max;
-  config.cache_ram_bytes =
-      in.cache_ram_mib < 0 ? 0 : static_cast<std::uint64_t>(in.cache_ram_mib) << 20;
-  config.projector_bytes = projector_bytes;
-  const auto overhead = size_option("--overhead", in.overhead, plan::kDefaultOverheadBytes);
-  if (!overhead) {
-    return overhead.error();
-  }
-  config.overhead_bytes = *overhead;
-  return config;
-}
 
 ExitCode fail(Context& ctx, const Error& error) {
   *ctx.err << "gb10tune launch: " << error.message << "\n";
   return error.code;
 }
 
-ExitCode run(const LaunchOptions& in, Context& ctx) {
-  if (!in.dry_run) {
-    return fail(ctx, Error{"only the dry run is available in this version: add --dry-run to "
-                           "print the memory plan without starting anything",
+// The user's config ($XDG_CONFIG_HOME/gb10tune/config.json); nullopt when there is none.
+Expected<std::optional<launch::SettingsDocument>> read_user_config(const Context& ctx,
+                                                                   std::string& path_out) {
+  const auto dir = platform::config_dir(ctx.env);
+  if (!dir) {
+    return std::optional<launch::SettingsDocument>{};
+  }
+  const auto path = *dir / "config.json";
+  path_out = path.string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return std::optional<launch::SettingsDocument>{};
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return Error{fmt::format("user config {} cannot be read; fix its permissions or remove it",
+                             path.string()),
+                 ExitCode::usage};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = launch::parse_settings_document(text.str(), path.string());
+  if (!doc) {
+    return doc.error();
+  }
+  return std::optional<launch::SettingsDocument>(std::move(*doc));
+}
+
+// Reads a GGUF file; its errors are the user's input errors.
+Expected<gguf::GgufFile> read_named(const std::string& what, const std::string& path) {
+  auto file = gguf::read_gguf(path);
+  if (!file) {
+    return Error{fmt::format("{} {}: {}", what, path, file.error().message), ExitCode::usage};
+  }
+  return file;
+}
+
+// The model's files: --model/settings "model", else the one model of the models folder.
+Expected<launch::ModelCandidate> find_model(const launch::LaunchSettings& s, const Context& ctx) {
+  if (const auto model = s.text("model"); !model.empty()) {
+    return launch::candidate_for_file(launch::expand_home(model, ctx.env));
+  }
+  const fs::path dir = launch::expand_home(s.text("models_dir"), ctx.env);
+  const auto folder = launch::scan_models_folder(dir);
+  if (!folder) {
+    return folder.error();
+  }
+  return launch::pick_model(*folder, dir);
+}
+
+// The projector: none, the path given, or the one *mmproj*.gguf beside the model.
+Expected<std::string> find_projector(const launch::LaunchSettings& s, const fs::path& model,
+                                     const Context& ctx) {
+  const auto mode = s.text("mmproj");
+  if (mode == "none") {
+    return std::string();
+  }
+  if (mode != "auto") {
+    return launch::expand_home(mode, ctx.env);
+  }
+  const auto folder = launch::scan_models_folder(model.parent_path());
+  if (!folder || folder->projectors.empty()) {
+    return std::string();
+  }
+  if (folder->projectors.size() > 1) {
+    std::string list;
+    for (const auto& p : folder->projectors) {
+      list += "\n  " + p.string();
+    }
+    return Error{fmt::format("{} projector files beside the model; choose one with --mmproj "
+                             "FILE, or --no-mmproj:{}",
+                             folder->projectors.size(), list),
+                 ExitCode::usage};
+  }
+  return folder->projectors.front().string();
+}
+
+// The settings layers: built-in < profile < user config < command line.
+struct Layers {
+  std::optional<launch::SettingsDocument> user;
+  std::string user_path;
+  std::string profile;  // name or path; "" = choose by model
+  std::string profile_reason;
+};
+
+launch::LaunchSettings resolve(const Layers& layers, const launch::SettingsDocument* profile,
+                               const LaunchOptions& in) {
+  std::vector<launch::SettingsLayer> list;
+  if (profile != nullptr) {
+    list.push_back({"profile " + layers.profile, profile->settings});
+  }
+  if (layers.user) {
+    list.push_back({"user config " + layers.user_path, layers.user->settings});
+  }
+  list.push_back({"command line", in.values});
+  return launch::LaunchSettings::resolve(list);
+}
+
+plan::PlanConfig plan_config(const launch::LaunchSettings& s, const launch::ServerCommand& cmd,
+                             std::uint64_t projector_bytes, std::uint64_t overhead) {
+  plan::PlanConfig config;
+  config.ctx_total = cmd.ctx_total;
+  config.slots = cmd.slots;
+  config.kv_unified = cmd.kv_unified;
+  config.cache_k = *plan::parse_cache_type(s.text("cache_type_k"));
+  config.cache_v = *plan::parse_cache_type(s.text("cache_type_v"));
+  config.flash_attention = s.text("flash_attn") != "off";
+  config.swa_full = s.boolean("swa_full");
+  config.ubatch = static_cast<std::uint32_t>(s.integer("ubatch"));
+  config.mtp = cmd.mtp;
+  config.draft_n_max = cmd.mtp ? cmd.draft_n_max : 3;
+  const auto ram = s.integer("cache_ram_mib");
+  config.cache_ram_bytes = ram < 0 ? 0 : static_cast<std::uint64_t>(ram) << 20;
+  config.projector_bytes = projector_bytes;
+  config.overhead_bytes = overhead;
+  return config;
+}
+
+Status check_cache_types(const launch::LaunchSettings& s) {
+  for (const auto* key : {"cache_type_k", "cache_type_v"}) {
+    if (!plan::parse_cache_type(s.text(key))) {
+      return Error{fmt::format("{} '{}' ({}) is not a KV cache type llama.cpp accepts; use f32, "
+                               "f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1",
+                               key, s.text(key), s.at(key).source),
+                   ExitCode::usage};
+    }
+  }
+  return {};
+}
+
+ExitCode run(LaunchOptions in, Context& ctx) {
+  if (!in.extra.empty() && in.extra.front().rfind('-', 0) != 0) {
+    return fail(ctx, Error{fmt::format("unexpected argument '{}'; llama-server arguments go "
+                                       "after --, e.g. gb10tune launch -- --threads 8",
+                                       in.extra.front()),
                            ExitCode::usage});
   }
-  const auto file = read_named("--model", in.model);
+  if (!in.extra.empty()) {
+    in.values["extra_args"] = in.extra;
+  }
+  Layers layers;
+  auto user = read_user_config(ctx, layers.user_path);
+  if (!user) {
+    return fail(ctx, user.error());
+  }
+  layers.user = std::move(*user);
+  if (!in.profile.empty()) {
+    layers.profile = in.profile;
+    layers.profile_reason = "--profile";
+  } else if (layers.user && !layers.user->profile.empty()) {
+    layers.profile = layers.user->profile;
+    layers.profile_reason = "user config";
+  }
+  // Find the model with the settings known so far (profiles do not name models).
+  auto settings = resolve(layers, nullptr, in);
+  const auto candidate = find_model(settings, ctx);
+  if (!candidate) {
+    return fail(ctx, candidate.error());
+  }
+  const auto file = read_named("model", candidate->path.string());
   if (!file) {
     return fail(ctx, file.error());
   }
-  const auto facts = model::describe_model(*file);
+  auto facts = model::describe_model(*file);
   if (!facts) {
     return fail(ctx, Error{facts.error().message, ExitCode::usage});
   }
+  // A split model's other shards hold the rest of the weights.
+  for (std::size_t i = 1; i < candidate->shards.size(); ++i) {
+    const auto shard = read_named("model shard", candidate->shards[i].string());
+    if (!shard) {
+      return fail(ctx, shard.error());
+    }
+    std::uint64_t bytes = 0;
+    for (const auto& tensor : shard->tensors()) {
+      bytes += tensor.bytes;
+    }
+    facts->weight_bytes += bytes;
+    facts->bytes_read_per_token += bytes;
+  }
+  if (layers.profile.empty()) {
+    layers.profile = facts->is_moe() ? "gb10-moe" : "gb10-dense-mtp";
+    layers.profile_reason = facts->is_moe() ? "chosen: the model is a mixture of experts"
+                                            : "chosen: the default for dense models";
+  }
+  const auto profile = launch::load_profile(layers.profile);
+  if (!profile) {
+    return fail(ctx, profile.error());
+  }
+  if (in.ctx_size != 0 && in.values.contains("ctx_per_slot")) {
+    return fail(ctx, Error{"give either --ctx-size (all slots) or --ctx-per-slot, not both",
+                           ExitCode::usage});
+  }
+  if (in.ctx_size != 0) {
+    // -c counts all slots: spread it over them.
+    const auto slots = resolve(layers, &*profile, in).integer("slots");
+    in.values["ctx_per_slot"] = static_cast<std::int64_t>(in.ctx_size) / slots;
+  }
+  settings = resolve(layers, &*profile, in);
+  if (auto ok = check_cache_types(settings); !ok) {
+    return fail(ctx, ok.error());
+  }
+
+  const auto mmproj = find_projector(settings, candidate->path, ctx);
+  if (!mmproj) {
+    return fail(ctx, mmproj.error());
+  }
   std::uint64_t projector_bytes = 0;
-  if (!in.mmproj.empty()) {
-    const auto projector_file = read_named("--mmproj", in.mmproj);
+  if (!mmproj->empty()) {
+    const auto projector_file = read_named("mmproj", *mmproj);
     if (!projector_file) {
       return fail(ctx, projector_file.error());
     }
@@ -126,31 +268,116 @@ ExitCode run(const LaunchOptions& in, Context& ctx) {
     }
     projector_bytes = projector->weight_bytes;
   }
-  const auto config = to_config(in, *facts, projector_bytes);
-  if (!config) {
-    return fail(ctx, config.error());
+
+  const auto server_path = launch::resolve_server_binary(settings.text("llama_server"), ctx.env);
+  if (!server_path) {
+    return fail(ctx, server_path.error());
   }
+  const auto flags = server::read_server_flags(*server_path);
+  if (!flags) {
+    return fail(ctx, flags.error());
+  }
+  launch::CommandInputs inputs;
+  inputs.server_path = *server_path;
+  inputs.model_path = candidate->path.string();
+  inputs.mmproj_path = *mmproj;
+  inputs.gb10 = sys::is_gb10_machine(ctx.sysroot);
+  inputs.force = in.force;
+  const auto command = launch::build_server_command(settings, *facts, *flags, inputs);
+  if (!command) {
+    return fail(ctx, command.error());
+  }
+
+  const server::RuleInput rules{facts->has_mtp(), facts->main_layer_count, inputs.gb10};
+  const auto environment = launch::prepare_child_environment(ctx.env, *flags, command->argv,
+                                                             ctx.sysroot, rules, in.force);
+  if (!environment) {
+    return fail(ctx, environment.error());
+  }
+
+  if (in.print == "systemd") {
+    launch::SystemdUnit unit;
+    unit.argv = command->argv;
+    unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+    for (const auto& change : environment->changes) {
+      if (change.action == launch::ChangeAction::removed &&
+          change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
+        unit.unset_env.push_back(change.name);
+      }
+    }
+    unit.description =
+        fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
+    *ctx.out << launch::render_systemd_unit(unit);
+    return ExitCode::ok;
+  }
+
+  // Two launches must not both find the memory free: the lock is held from the memory check
+  // until the server is ready.
+  std::optional<LaunchSession> session;
+  if (!in.dry_run) {
+    auto started = LaunchSession::begin(ctx);
+    if (!started) {
+      return fail(ctx, started.error());
+    }
+    session.emplace(std::move(*started));
+  }
+
+  const auto overhead =
+      size_option("--overhead", settings.text("overhead"), plan::kDefaultOverheadBytes);
+  const auto reserve =
+      size_option("--reserve", settings.text("reserve"), plan::kDefaultReserveBytes);
+  if (!overhead || !reserve) {
+    return fail(ctx, !overhead ? overhead.error() : reserve.error());
+  }
+  const auto config = plan_config(settings, *command, projector_bytes, *overhead);
   plan::PlanBudget budget;
-  const auto reserve = size_option("--reserve", in.reserve, plan::kDefaultReserveBytes);
-  if (!reserve) {
-    return fail(ctx, reserve.error());
-  }
   budget.reserve_bytes = *reserve;
   if (const auto memory = sys::read_meminfo(ctx.sysroot)) {
     budget.mem_available = memory->available_bytes;
   } else {
     *ctx.err << "warning: " << memory.error().message << "; the plan is not checked\n";
   }
-  const auto plan = plan::make_plan(*facts, *config, budget);
+  const auto plan = plan::make_plan(*facts, config, budget);
   if (!plan) {
     return fail(ctx, plan.error());
   }
-  if (in.json) {
-    *ctx.out << report::dump_document(report::plan_to_json(*facts, *config, *plan));
-  } else {
-    *ctx.out << report::render_plan_text(*facts, *config, *plan, ctx.out_style());
+
+  report::LaunchPreview preview;
+  preview.model = &*facts;
+  for (const auto& shard : candidate->shards) {
+    preview.model_files.push_back(shard.string());
   }
-  return plan->available_bytes && !plan->fits ? ExitCode::memory_refused : ExitCode::ok;
+  preview.mmproj_path = *mmproj;
+  preview.projector_bytes = projector_bytes;
+  preview.server_path = *server_path;
+  preview.profile = layers.profile;
+  preview.profile_reason = layers.profile_reason;
+  preview.settings = &settings;
+  preview.command = &*command;
+  preview.config = &config;
+  preview.plan = &*plan;
+  preview.environment = &*environment;
+
+  const bool refused = plan->available_bytes && !plan->fits && !in.force;
+  if (in.dry_run || refused) {
+    if (in.json) {
+      auto doc = report::launch_to_json(preview);
+      doc["dry_run"] = in.dry_run;
+      *ctx.out << report::dump_document(doc);
+    } else {
+      *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
+    }
+    if (refused) {
+      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was started (the "
+                  "plan above says what would fit; --force starts it anyway)\n";
+      return ExitCode::memory_refused;
+    }
+    return ExitCode::ok;
+  }
+  if (in.explain && !in.json) {
+    *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
+  }
+  return session->start(preview, settings, in.json);
 }
 
 }  // namespace
@@ -159,54 +386,87 @@ Runner setup_launch(CLI::App& app) {
   auto o = std::make_shared<LaunchOptions>();
   CLI::App* sub = app.add_subcommand(
       "launch",
-      "Plan (and, in a later version, start) llama-server for a model: the exact memory the "
-      "weights, KV cache, recurrent state and MTP draft context will take, against "
-      "MemAvailable.");
-  sub->add_flag("--dry-run", o->dry_run, "Print the plan; start nothing");
+      "Start llama-server for a model, the way the tuning report found best: read the model's "
+      "GGUF header and this llama-server's --help, plan memory exactly against MemAvailable, "
+      "clean the environment (no GGML_CUDA_ENABLE_UNIFIED_MEMORY), start it and wait until it "
+      "is ready.");
+  const auto set = [o](const char* key) {
+    return [o, key](const auto& value) { o->values[key] = value; };
+  };
+  sub->add_flag("--dry-run", o->dry_run,
+                "Print the plan, the environment and the command; "
+                "start nothing");
   sub->add_flag("--json", o->json, "Print one JSON document instead of text");
-  sub->add_option("--model,-m", o->model, "The model's GGUF file")->required()->option_text("FILE");
-  sub->add_option("--mmproj", o->mmproj, "A multimodal projector GGUF file")->option_text("FILE");
-  sub->add_option("--ctx-size,-c", o->ctx_size,
-                  "Context cells of all slots together (llama-server -c; default: the model's "
-                  "training context)");
-  sub->add_option("--ctx-per-slot", o->ctx_per_slot,
-                  "Context cells per slot (sets -c = this x slots)");
-  sub->add_option("--slots", o->slots, "Parallel slots (llama-server -np; default 1)")
+  sub->add_flag("--explain", o->explain,
+                "Also show where every setting came from and why every option is there");
+  sub->add_flag("--force", o->force,
+                "Go on past refusals (memory, missing options, K6), each shown as a warning");
+  sub->add_option("--print", o->print, "Print a systemd unit for the same command; start nothing")
+      ->check(CLI::IsMember({"systemd"}))
+      ->option_text("systemd");
+  sub->add_option("--profile", o->profile,
+                  "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
+      ->option_text("NAME|FILE");
+  sub->add_option_function<std::string>("--models-dir", set("models_dir"),
+                                        "Folder with the model (default ~/models)")
+      ->option_text("DIR");
+  sub->add_option_function<std::string>("--model,-m", set("model"),
+                                        "The model's GGUF file (default: the one in --models-dir)")
+      ->option_text("FILE");
+  sub->add_option_function<std::string>("--mmproj", set("mmproj"), "A projector GGUF file")
+      ->option_text("FILE");
+  sub->add_flag_callback(
+      "--no-mmproj", [o] { o->values["mmproj"] = "none"; }, "No projector, even if one is there");
+  sub->add_option_function<std::string>("--llama-server", set("llama_server"),
+                                        "The llama-server binary (default: from PATH)")
+      ->option_text("PATH");
+  sub->add_option_function<std::int64_t>("--slots", set("slots"), "Parallel slots (-np)")
       ->check(CLI::Range(1, 256));
-  sub->add_flag_callback(
-      "--kvu", [o] { o->kv_unified = true; },
-      "One KV pool for all slots (llama-server -kvu; default on with several "
-      "slots)");
-  sub->add_flag_callback(
-      "--no-kvu", [o] { o->kv_unified = false; }, "One KV stream per slot");
-  sub->add_option("--cache-type-k", o->cache_type_k, "K cache type (default f16)");
-  sub->add_option("--cache-type-v", o->cache_type_v, "V cache type (default f16)");
-  sub->add_option("--cache-type-k-draft", o->cache_type_k_draft,
-                  "K cache type of the MTP draft context (default f16)");
-  sub->add_option("--cache-type-v-draft", o->cache_type_v_draft,
-                  "V cache type of the MTP draft context (default f16)");
-  sub->add_flag_callback(
-      "--mtp", [o] { o->mtp = true; },
-      "draft-mtp speculative decoding (default: on when the model has an MTP "
-      "head)");
-  sub->add_flag_callback(
-      "--no-mtp", [o] { o->mtp = false; }, "No speculative decoding");
-  sub->add_option("--draft-n-max", o->draft_n_max, "--spec-draft-n-max (default 4, K4)")
+  sub->add_option_function<std::int64_t>("--ctx-per-slot", set("ctx_per_slot"),
+                                         "Context tokens per slot (-c = this x slots)");
+  sub->add_option("--ctx-size,-c", o->ctx_size,
+                  "Context tokens of all slots together (sets --ctx-per-slot = this / slots)");
+  sub->add_option_function<std::string>("--host", set("host"), "Address to listen on");
+  sub->add_option_function<std::int64_t>("--port", set("port"), "Port to listen on")
+      ->check(CLI::Range(1, 65535));
+  sub->add_option_function<std::int64_t>("--draft-n-max", set("draft_n_max"),
+                                         "Drafted tokens with MTP (--spec-draft-n-max, K4)")
       ->check(CLI::Range(1, 64));
-  sub->add_option("--flash-attn", o->flash_attn, "on or off (default on)")
+  sub->add_option_function<std::int64_t>("--cache-ram", set("cache_ram_mib"),
+                                         "Prompt cache limit in MiB (-1 none, 0 off)");
+  sub->add_option_function<std::string>("--gpu-layers", set("gpu_layers"),
+                                        "Layers on the GPU: all or a number");
+  sub->add_flag_callback(
+      "--kvu", [o] { o->values["kv_unified"] = "on"; }, "One KV pool for all slots (-kvu)");
+  sub->add_flag_callback(
+      "--no-kvu", [o] { o->values["kv_unified"] = "off"; }, "One KV stream per slot");
+  sub->add_flag_callback(
+      "--mtp", [o] { o->values["mtp"] = "on"; }, "draft-mtp speculative decoding");
+  sub->add_flag_callback(
+      "--no-mtp", [o] { o->values["mtp"] = "off"; }, "No speculative decoding");
+  sub->add_option_function<std::string>("--flash-attn", set("flash_attn"), "on, off or auto")
       ->check(CLI::IsMember({"on", "off", "auto"}));
-  sub->add_flag("--swa-full", o->swa_full, "Full-size cache for sliding-window layers");
-  sub->add_option("--ubatch", o->ubatch, "Physical batch size (default 512)")
+  sub->add_option_function<std::string>("--cache-type-k", set("cache_type_k"), "K cache type");
+  sub->add_option_function<std::string>("--cache-type-v", set("cache_type_v"), "V cache type");
+  sub->add_flag_callback(
+      "--swa-full", [o] { o->values["swa_full"] = true; }, "Full-size sliding-window cache");
+  sub->add_option_function<std::int64_t>("--ubatch", set("ubatch"), "Physical batch size")
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--cache-ram", o->cache_ram_mib,
-                  "Prompt cache limit in MiB (llama-server --cache-ram; default 8192, -1 none)");
-  sub->add_option("--reserve", o->reserve, "Memory kept for the system (default 12GB)")
+  sub->add_option_function<std::string>("--reserve", set("reserve"),
+                                        "Memory kept for the system (default 12GB)")
       ->option_text("SIZE");
-  sub->add_option("--overhead", o->overhead, "Compute buffers and slack, an estimate (default 6GB)")
+  sub->add_option_function<std::string>("--overhead", set("overhead"),
+                                        "Compute buffers and slack, an estimate (default 6GB)")
       ->option_text("SIZE");
+  sub->add_option_function<std::int64_t>("--timeout", set("timeout_s"),
+                                         "Seconds to wait for /health (default 600)")
+      ->check(CLI::Range(1, 86400));
+  sub->add_option("args", o->extra, "After --: further llama-server arguments");
   sub->footer(
-      "Exit codes: 0 the plan fits, 2 usage error or unreadable model, 3 the plan does not fit "
-      "(the output says what would).");
+      "Settings: built-in < profile < $XDG_CONFIG_HOME/gb10tune/config.json < command line; "
+      "--explain shows each value's source.\n"
+      "Exit codes: 0 started (or planned), 2 usage error or refused, 3 memory refused, 5 the "
+      "server failed to start or become ready, 130 interrupted.");
   return [o](Context& ctx) { return run(*o, ctx); };
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app.hpp"
+#include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/kernels/bandwidth.hpp"
 
 namespace gb10tune::cli {
@@ -20,6 +21,11 @@ int main_entry(int argc, char** argv) {
   ctx.err_is_tty = ::isatty(STDERR_FILENO) == 1;
   ctx.gpu = backend.get();
   ctx.bandwidth_runner = kernels::run_case;
+  ctx.connect_server = bench::connect_http;
+  ctx.clock_seconds = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   utsname names{};
   if (::uname(&names) == 0) {
     ctx.uname_machine = names.machine;

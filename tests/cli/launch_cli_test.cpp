@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gb10tune/platform/process.hpp"
+#include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
 
@@ -9,7 +11,12 @@ namespace gb10tune {
 namespace {
 
 using nlohmann::json;
-using testing::run_cli_on;
+// Runs `gb10tune launch …` in-process with the stand-in as the llama-server binary.
+testing::CliResult run_cli_on(const std::string& scenario, std::vector<std::string> args,
+                              const platform::Environment& env) {
+  args.insert(args.begin() + 1, {"--llama-server", testing::stand_in_server_path().string()});
+  return testing::run_cli_on(scenario, args, env);
+}
 
 // The report's model on disk: 16.8 GB of (sparse) q4_K weights, one MTP block.
 std::string write_report_model(const testing::TempDir& dir, const std::string& name) {
@@ -81,7 +88,14 @@ TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
   };
   const std::string truncated = dir.write("t.gguf", "GGUF\x03\x00\x00\x00\x01").string();
   for (const Case& c : {
-           Case{{"launch", "--model", model}, "add --dry-run"},
+           Case{{"launch", "--dry-run", "--model", model, "--profile", "nope"}, "gb10-moe"},
+           Case{{"launch", "--dry-run", "--model", model, "stray"}, "go after --"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "--no-such-flag"},
+                "--no-such-flag"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "-c", "4096"}, "overrides"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "--draft-max", "4"},
+                "has been removed"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "-bs"}, "K6"},
            Case{{"launch", "--dry-run", "--model", "/nonexistent/x.gguf"}, "/nonexistent/x.gguf"},
            Case{{"launch", "--dry-run", "--model", truncated}, "t.gguf"},
            Case{{"launch", "--dry-run", "--model", model, "--cache-type-k", "q4_K"}, "q4_K"},
@@ -104,6 +118,286 @@ TEST(CliLaunch, MtpOnAModelWithoutTheHeadIsRefused) {
       run_cli_on("gb10", {"launch", "--dry-run", "--model", path.string(), "--mtp"}, {});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("no MTP head"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace gb10tune
+
+namespace gb10tune {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kK9 = {"-ngl",
+                                      "99",
+                                      "-c",
+                                      "589824",
+                                      "-np",
+                                      "3",
+                                      "-fa",
+                                      "on",
+                                      "--spec-type",
+                                      "draft-mtp",
+                                      "--spec-draft-n-max",
+                                      "4",
+                                      "-kvu",
+                                      "--cache-ram",
+                                      "24576",
+                                      "--jinja",
+                                      "--host",
+                                      "127.0.0.1",
+                                      "--port",
+                                      "8080"};
+
+// The report's model in a models folder, with a projector beside it.
+struct ModelsFolder {
+  testing::TempDir dir;
+  std::string model;
+  std::string mmproj;
+  ModelsFolder() {
+    testing::GgufWriter w = testing::report_model();
+    w.tensor("blk.0.ffn_down.weight", {5120, 17408 * 12}, gguf::GgmlType::q4_k);
+    model = (dir.path() / "Qwen3.8-27B 'Q4_K_M' $x.gguf").string();
+    w.write(model);
+    testing::GgufWriter p;
+    p.add("general.architecture", testing::gguf_string("clip"));
+    p.tensor("v.patch_embd.weight", {1024, 1024}, gguf::GgmlType::f16);
+    mmproj = (dir.path() / "mmproj-Qwen3.8-27B-f16.gguf").string();
+    p.write(mmproj);
+  }
+};
+
+std::vector<std::string> k9_argv(const ModelsFolder& f) {
+  std::vector<std::string> argv{testing::stand_in_server_path().string(), "-m", f.model};
+  argv.insert(argv.end(), kK9.begin(), kK9.end());
+  argv.insert(argv.end(), {"--mmproj", f.mmproj});
+  return argv;
+}
+
+TEST(CliLaunchCommand, DenseMtpProfileGivesExactlyTheTunedArgv) {
+  ModelsFolder f;
+  const auto result = testing::run_cli_on(
+      "gb10",
+      {"launch", "--dry-run", "--json", "--profile", "gb10-dense-mtp", "--models-dir",
+       f.dir.path().string(), "--llama-server", testing::stand_in_server_path().string()},
+      {});
+  ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["command_line"]["argv"].get<std::vector<std::string>>(), k9_argv(f));
+  EXPECT_EQ(doc["profile"]["name"], "gb10-dense-mtp");
+  EXPECT_EQ(doc["settings"]["slots"]["source"], "profile gb10-dense-mtp");
+  EXPECT_EQ(doc["settings"]["port"]["value"], 8080);
+}
+
+TEST(CliLaunchCommand, PrintedCommandRunsTheSameArgvInBash) {
+  ModelsFolder f;  // the model's name holds a space, quotes and a dollar sign
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--models-dir", f.dir.path().string(),
+                           "--llama-server", testing::stand_in_server_path().string()},
+                          {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto at = result.out.rfind("command\n");
+  ASSERT_NE(at, std::string::npos) << result.out;
+  auto command = result.out.substr(at + 8);
+  command.pop_back();  // the final newline
+  const auto echoed =
+      platform::run_capture({"bash", "-c", "printf '%s\\n' " + command}, std::chrono::seconds(10));
+  ASSERT_TRUE(echoed);
+  std::string expected;
+  for (const auto& word : k9_argv(f)) {
+    expected += word + "\n";
+  }
+  EXPECT_EQ(echoed->output, expected);
+}
+
+TEST(CliLaunchCommand, ModelsFolderWithSeveralModelsListsThem) {
+  ModelsFolder f;
+  testing::report_model(64, 0).write(f.dir.path() / "other.gguf");
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--models-dir", f.dir.path().string(),
+                           "--llama-server", testing::stand_in_server_path().string()},
+                          {});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("2 models in"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("other.gguf"), std::string::npos);
+  EXPECT_NE(result.err.find("--model FILE"), std::string::npos);
+}
+
+TEST(CliLaunchCommand, SettingsLayersAndTheirSources) {
+  ModelsFolder f;
+  testing::TempDir home;
+  home.write("config/gb10tune/config.json",
+             R"({"profile": "single-slot", "settings": {"port": 9000, "slots": 2}})");
+  platform::Environment env;
+  env.set("XDG_CONFIG_HOME", (home.path() / "config").string());
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", f.model, "--slots", "1",
+                           "--llama-server", testing::stand_in_server_path().string()},
+                          env);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["profile"]["name"], "single-slot");
+  EXPECT_EQ(doc["profile"]["reason"], "user config");
+  EXPECT_EQ(doc["settings"]["ctx_per_slot"]["source"], "profile single-slot");
+  EXPECT_EQ(doc["settings"]["port"]["value"], 9000);
+  EXPECT_NE(doc["settings"]["port"]["source"].get<std::string>().find("user config"),
+            std::string::npos);
+  EXPECT_EQ(doc["settings"]["slots"]["source"], "command line");
+  EXPECT_EQ(doc["settings"]["slots"]["overridden"].size(), 3u);  // built-in, profile, user
+
+  home.write("config/gb10tune/config.json", "{\n  \"settings\": {\"port\": 80,}\n}\n");
+  const auto broken = testing::run_cli_on("gb10", {"launch", "--dry-run", "--model", f.model}, env);
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find("config.json:2:"), std::string::npos) << broken.err;
+}
+
+TEST(CliLaunchCommand, EnvironmentIsCleanedAndSaysSo) {
+  ModelsFolder f;
+  platform::Environment env;
+  env.set("GGML_CUDA_ENABLE_UNIFIED_MEMORY", "0");
+  env.set("LLAMA_ARG_CTX_SIZE", "4096");
+  env.set("LLAMA_ARG_BACKEND_SAMPLING", "1");
+  env.set("LLAMA_ARG_THREADS", "8");
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          env);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["environment"]["removed"].get<std::vector<std::string>>(),
+            (std::vector<std::string>{"GGML_CUDA_ENABLE_UNIFIED_MEMORY",
+                                      "LLAMA_ARG_BACKEND_SAMPLING", "LLAMA_ARG_CTX_SIZE"}));
+  bool threads_applies = false;
+  for (const auto& change : doc["environment"]["changes"]) {
+    threads_applies |= change["name"] == "LLAMA_ARG_THREADS" && change["action"] == "applies";
+  }
+  EXPECT_TRUE(threads_applies) << doc["environment"].dump(2);
+}
+
+TEST(CliLaunchCommand, ConfigIniThatBreaksARuleIsRefused) {
+  ModelsFolder f;
+  testing::TempDir root;
+  // A sysroot whose /etc/llama.cpp/config.ini turns on backend sampling (K6 with MTP).
+  std::filesystem::copy(testing::sysroot_fixture("gb10"), root.path(),
+                        std::filesystem::copy_options::recursive);
+  root.write("etc/llama.cpp/config.ini", "[*]\nbackend-sampling = true\n");
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"--sysroot", root.path().string(), "launch", "--dry-run", "--model",
+                           f.model, "--llama-server", testing::stand_in_server_path().string()},
+                          {});
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_NE(result.err.find("/etc/llama.cpp/config.ini:2"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("K6"), std::string::npos) << result.err;
+}
+
+TEST(CliLaunchCommand, OldBuildIsAdaptedOrRefusedByName) {
+  ModelsFolder f;
+  testing::TempDir bin;
+  const auto old_help = testing::fixture("llama-server/help-2025-02-commit-c392e50.txt");
+  const auto server =
+      bin.write("llama-server", "#!/bin/sh\ncat '" + old_help.string() + "'\n", true);
+  const auto mtp = testing::run_cli_on(
+      "gb10", {"launch", "--dry-run", "--model", f.model, "--llama-server", server.string()}, {});
+  EXPECT_EQ(mtp.exit_code, 2);
+  EXPECT_NE(mtp.err.find("--spec-type draft-mtp"), std::string::npos) << mtp.err;
+  const auto single =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", f.model, "--no-mtp",
+                           "--profile", "single-slot", "--llama-server", server.string()},
+                          {});
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const json doc = json::parse(single.out);
+  const auto argv = doc["command_line"]["argv"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-fa"), argv.end());
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "on"), argv.end());         // -fa is a switch there
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--no-mmap"), argv.end());  // K19 on GB10
+}
+
+TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
+  ModelsFolder f;
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--print", "systemd", "--model", f.model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("UnsetEnvironment=GGML_CUDA_ENABLE_UNIFIED_MEMORY"), std::string::npos);
+  EXPECT_NE(result.out.find("\"" + f.dir.path().string() + "/Qwen3.8-27B 'Q4_K_M' $$x.gguf\""),
+            std::string::npos)
+      << result.out;
+}
+
+// The real binary starts the stand-in: the bad variable never reaches it, verify passes,
+// a second launch is refused, stop ends it.
+TEST(CliLaunchStart, StartsVerifiesAndStops) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny model.gguf";
+  testing::report_model().write(model);
+  const auto record = dir.path() / "server-record.json";
+  const auto port = std::to_string(testing::free_tcp_port());
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+                                        "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
+                                        "GGML_CUDA_ENABLE_UNIFIED_MEMORY=0",
+                                        "STANDIN_RECORD=" + record.string(), "STANDIN_LOAD_MS=300"};
+  const std::vector<std::string> args = {"launch",
+                                         "--model",
+                                         model.string(),
+                                         "--llama-server",
+                                         testing::stand_in_server_path().string(),
+                                         "--profile",
+                                         "single-slot",
+                                         "--ctx-per-slot",
+                                         "4096",
+                                         "--port",
+                                         port,
+                                         "--reserve",
+                                         "0",
+                                         "--overhead",
+                                         "0",
+                                         "--cache-ram",
+                                         "0"};
+  const auto started = testing::run_binary(args, env);
+  ASSERT_EQ(started.exit_code, 0) << started.out;
+  EXPECT_NE(started.out.find("removed GGML_CUDA_ENABLE_UNIFIED_MEMORY=0"), std::string::npos)
+      << started.out;
+  EXPECT_NE(started.out.find("is ready at http://127.0.0.1:" + port), std::string::npos);
+
+  const json seen = testing::read_record(record);
+  EXPECT_FALSE(seen["env"].contains("GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << seen["env"].dump();
+  EXPECT_EQ(seen["argv"][2], model.string());
+
+  const auto verified = testing::run_binary({"verify", "--json"}, env);
+  EXPECT_EQ(verified.exit_code, 0) << verified.out;
+  EXPECT_NE(verified.out.find("launch record"), std::string::npos) << verified.out;
+
+  const auto again = testing::run_binary(args, env);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.out.find("already running"), std::string::npos) << again.out;
+
+  const auto stopped = testing::run_binary({"stop"}, env);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "state/gb10tune/llama-server.pid"));
+}
+
+TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "m.gguf";
+  testing::report_model().write(model);
+  const auto port = std::to_string(testing::free_tcp_port());
+  const auto result = testing::run_binary(
+      {"launch", "--model", model.string(), "--llama-server",
+       testing::stand_in_server_path().string(), "--profile", "single-slot", "--ctx-per-slot",
+       "4096", "--port", port, "--reserve", "0", "--overhead", "0"},
+      {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+       "XDG_CONFIG_HOME=" + (dir.path() / "config").string(), "STANDIN_CRASH=oom"});
+  EXPECT_EQ(result.exit_code, 5) << result.out;
+  EXPECT_NE(result.out.find("out of memory"), std::string::npos) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "state/gb10tune/llama-server.pid"));
 }
 
 }  // namespace

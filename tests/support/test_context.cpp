@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "support/fake_gpu.hpp"
 
@@ -56,7 +57,8 @@ std::string read_text(const fs::path& path) {
 }
 
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
-                     const platform::Environment& env, bench::CaseRunner runner) {
+                     const platform::Environment& env, bench::CaseRunner runner,
+                     const std::function<void(cli::Context&)>& adjust) {
   FakeGpuBackend gpu = fake_gpu_for(scenario);
   std::ostringstream out;
   std::ostringstream err;
@@ -71,6 +73,12 @@ CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>
     ADD_FAILURE() << "a bandwidth case ran without a fake runner";
     return kernels::CaseResult{};
   };
+  ctx.connect_server = bench::connect_http;  // the real client; tests may put a fake
+  double clock = 1000;
+  ctx.clock_seconds = [&clock] { return clock += 10; };  // every read advances 10 s
+  if (adjust) {
+    adjust(ctx);
+  }
 
   std::vector<std::string> argv_storage{"gb10tune", "--sysroot",
                                         sysroot_fixture(scenario).string()};
@@ -97,7 +105,18 @@ void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 CliResult run_binary(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{GB10TUNE_BINARY};
+  return run_binary(args, {});
+}
+
+CliResult run_binary(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env_changes) {
+  // env(1) applies NAME=VALUE and -u NAME before it runs the binary: no shell involved.
+  std::vector<std::string> argv;
+  if (!env_changes.empty()) {
+    argv.push_back("env");
+    argv.insert(argv.end(), env_changes.begin(), env_changes.end());
+  }
+  argv.push_back(GB10TUNE_BINARY);
   argv.insert(argv.end(), args.begin(), args.end());
   const auto run = platform::run_capture(argv, std::chrono::seconds(60));
   CliResult result;

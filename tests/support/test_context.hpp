@@ -3,11 +3,16 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "gb10tune/bench/bandwidth_bench.hpp"
 #include "gb10tune/platform/environment.hpp"
+
+namespace gb10tune::cli {
+struct Context;
+}
 
 namespace gb10tune::testing {
 
@@ -45,9 +50,10 @@ struct CliResult {
 
 // Runs `gb10tune args…` in-process against the fixture machine `scenario` (its sysroot and
 // fake GPU) with environment `env` and a fixed clock. Bandwidth cases go to `runner` (none:
-// any case fails the test).
+// any case fails the test); `adjust` may change the context last (a fake server, say).
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
-                     const platform::Environment& env, bench::CaseRunner runner = {});
+                     const platform::Environment& env, bench::CaseRunner runner = {},
+                     const std::function<void(cli::Context&)>& adjust = {});
 
 // Compares `actual` with tests/cli/golden/<name>; GB10TUNE_UPDATE_GOLDEN=1 rewrites the file
 // (review the diff before committing it).
@@ -55,5 +61,8 @@ void expect_golden(const std::string& name, const std::string& actual);
 
 // Runs the real gb10tune binary with `args` (no shell), capturing stdout+stderr.
 CliResult run_binary(const std::vector<std::string>& args);
+// The same with the environment changed: "NAME=VALUE" sets, "-u" "NAME" removes (env(1)).
+CliResult run_binary(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env_changes);
 
 }  // namespace gb10tune::testing

@@ -1,0 +1,58 @@
+// Two saved server benchmarks side by side: each metric's medians, the change in %, and
+// whether the change is beyond the noise of the two runs; plus which settings differ (K7).
+//
+// The noise rule: a change is significant when the 95% distribution-free confidence
+// intervals of the two medians (median_interval) do not overlap. Identical runs always
+// overlap, so a run compared with itself reports no significant difference.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gb10tune/bench/run_settings.hpp"
+#include "gb10tune/bench/server_result.hpp"
+
+namespace gb10tune::bench {
+
+// The verdict on one metric.
+enum class Verdict {
+  no_significant_difference,  // the intervals overlap
+  better,                     // beyond the noise, in the metric's good direction
+  worse,                      // beyond the noise, in its bad direction
+  not_comparable,             // one run lacks the metric (no speculation, say)
+};
+
+// "no significant difference", "better", "worse", "not comparable".
+std::string_view to_string(Verdict verdict);
+
+// One row of the comparison.
+struct MetricComparison {
+  std::string label;  // "decode", "per-session decode @2", "total decode @2"
+  std::string unit;
+  bool higher_is_better = true;
+  MetricSummary a;
+  MetricSummary b;
+  double change_percent = 0;  // (b − a) / a × 100 of the medians; 0 when a's median is 0
+  Verdict verdict = Verdict::not_comparable;
+};
+
+struct Comparison {
+  std::string a_name;
+  std::string b_name;
+  std::vector<MetricComparison> rows;
+  std::vector<SettingDifference> settings;  // what differs (see setting_differences)
+  bool any_significant = false;
+  // Set when the runs differ in more than one setting: the change cannot be attributed (K7).
+  std::string warning;
+  std::vector<int> skipped_levels;  // concurrency levels only one run has
+};
+
+// Compares run `a` (the baseline) with run `b`: the headline (first) level's metrics, then
+// the per-session and total decode rates of every other concurrency level both runs have.
+Comparison compare_results(const ServerBenchResult& a, const ServerBenchResult& b,
+                           const std::string& a_name, const std::string& b_name);
+
+// The verdict for two summaries under the noise rule.
+Verdict judge(const MetricSummary& a, const MetricSummary& b, bool higher_is_better);
+
+}  // namespace gb10tune::bench

@@ -1,0 +1,49 @@
+// The server benchmark's workload: chat-completion requests read from JSON lines. Realistic
+// multi-turn work (K5): a conversation line expands into one request per turn, each carrying
+// every earlier turn, so the context grows the way it does in a real session.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::bench {
+
+// One chat-completion request of the workload.
+struct WorkloadRequest {
+  std::string name;     // "refactor-parser/3": conversation and turn (1-based), or "line 7"
+  nlohmann::json body;  // the request: messages, max_tokens and any sampling fields given
+  std::size_t context_chars = 0;  // characters of all message contents (context size, roughly)
+};
+
+// A parsed workload, requests in file order.
+struct Workload {
+  std::string source;  // the file, or "built-in default workload"
+  std::size_t conversations = 0;
+  std::vector<WorkloadRequest> requests;
+};
+
+// Parses JSON lines. Each non-blank line is one of
+//   {"conversation": NAME, "system": TEXT?, "max_tokens": N?, "turns": [{"user": TEXT,
+//    "assistant": TEXT}, …]}  — one request per turn with every earlier turn as history
+//    (the recorded assistant replies, so that every run sends the same context);
+//    "assistant" may be left out of the last turn only;
+//   {"messages": [{"role": …, "content": …}, …], "max_tokens": N?, "name": NAME?, …} — one
+//    request as written (other fields such as temperature are sent along).
+// max_tokens defaults to 256. An Error (ExitCode::usage) names `source`, the line and the
+// fix; an empty workload is an Error too.
+Expected<Workload> parse_workload(std::string_view text, const std::string& source);
+
+// The workload shipped with the tool (configs/workloads/default.jsonl, compiled in): several
+// writing and coding conversations with growing context.
+const Workload& default_workload();
+
+// The JSON body to POST for `request`: its body with "stream": false (timings come with the
+// final, non-streamed answer).
+std::string request_json(const WorkloadRequest& request);
+
+}  // namespace gb10tune::bench

@@ -1,0 +1,89 @@
+// Launch settings and where each value comes from: built-in defaults < profile (configs/) <
+// the user's config ($XDG_CONFIG_HOME/gb10tune/config.json) < the command line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::launch {
+
+// The type of one setting's value.
+enum class SettingKind { text, integer, boolean, text_list };
+
+// One launch setting: its key in profiles, its type, its built-in default and its checks.
+struct SettingSpec {
+  std::string_view key;  // "slots", "ctx_per_slot", …
+  SettingKind kind = SettingKind::text;
+  nlohmann::json built_in;                // the default when no layer sets it
+  std::vector<std::string_view> choices;  // allowed texts; empty = any
+  std::int64_t min = 0;                   // integer range
+  std::int64_t max = 0;
+  std::string_view help;
+};
+
+// Every launch setting, in display order.
+const std::vector<SettingSpec>& launch_setting_specs();
+
+// One layer of settings: where it comes from and what it sets.
+struct SettingsLayer {
+  std::string source;  // "built-in", "profile gb10-dense-mtp", "user config /…/config.json",
+                       // "command line"
+  nlohmann::json values = nlohmann::json::object();  // key → value
+};
+
+// A settings document (profile or user config) as read from disk.
+struct SettingsDocument {
+  std::string description;  // "description" (profiles)
+  std::string profile;      // "profile": the profile a user config selects ("" = none)
+  nlohmann::json settings = nlohmann::json::object();
+};
+
+// Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value}}.
+// Syntax errors name `source`, the line and the column; unknown keys and mistyped or
+// out-of-range values name the key and what is allowed. Exit code usage.
+Expected<SettingsDocument> parse_settings_document(std::string_view text,
+                                                   const std::string& source);
+
+// Checks one value against its spec; an Error naming `source` and the key when it does not fit.
+Status check_setting(std::string_view key, const nlohmann::json& value, const std::string& source);
+
+// A resolved value and the layer it came from.
+struct ResolvedSetting {
+  nlohmann::json value;
+  std::string source;
+  std::vector<std::pair<std::string, nlohmann::json>> overridden;  // lower layers' values
+};
+
+// The settings after layering; every spec key is present.
+class LaunchSettings {
+ public:
+  // Applies `layers` in order (built-in defaults first, implicitly); later layers win.
+  static LaunchSettings resolve(const std::vector<SettingsLayer>& layers);
+
+  const ResolvedSetting& at(std::string_view key) const;
+  std::string text(std::string_view key) const;
+  std::int64_t integer(std::string_view key) const;
+  bool boolean(std::string_view key) const;
+  std::vector<std::string> text_list(std::string_view key) const;
+  // Every setting in display order.
+  const std::vector<std::pair<std::string, ResolvedSetting>>& all() const { return m_values; }
+
+ private:
+  std::vector<std::pair<std::string, ResolvedSetting>> m_values;
+};
+
+// The profiles shipped with gb10tune (configs/*.json, compiled in): name → JSON text.
+const std::map<std::string, std::string_view>& builtin_profiles();
+
+// The profile `name_or_path`: a shipped profile's name, or a path to a JSON file. An Error
+// listing the shipped names when it is neither.
+Expected<SettingsDocument> load_profile(const std::string& name_or_path);
+
+}  // namespace gb10tune::launch

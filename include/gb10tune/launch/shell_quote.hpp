@@ -1,0 +1,33 @@
+// Printing a command so that pasting it runs exactly the same argv: for bash, and for a
+// systemd unit's ExecStart=.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gb10tune::launch {
+
+// One word for bash: unchanged when it holds only safe characters, else single-quoted with
+// embedded quotes written as '\''. The empty word becomes ''.
+std::string shell_quote(std::string_view word);
+
+// The words joined with spaces, each quoted by shell_quote.
+std::string shell_join(const std::vector<std::string>& argv);
+
+// One word for systemd's ExecStart=: double-quoted when needed, with \, " and control
+// characters escaped, and $ and % doubled (systemd expands both).
+std::string systemd_quote(std::string_view word);
+
+// What a systemd unit for the server needs.
+struct SystemdUnit {
+  std::vector<std::string> argv;
+  std::vector<std::string> unset_env;  // UnsetEnvironment=
+  std::string description;
+  std::string working_directory;  // "" = none
+};
+
+// A complete user or system unit ([Unit], [Service], [Install]) running `unit.argv`.
+std::string render_systemd_unit(const SystemdUnit& unit);
+
+}  // namespace gb10tune::launch

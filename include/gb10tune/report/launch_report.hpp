@@ -1,0 +1,43 @@
+// Rendering what `launch` is about to do: the model, the settings and their sources, the
+// memory plan, the environment changes and the exact command (text or one JSON document).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gb10tune/launch/child_environment.hpp"
+#include "gb10tune/launch/profile.hpp"
+#include "gb10tune/launch/server_command.hpp"
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/memory_plan.hpp"
+#include "gb10tune/report/document.hpp"
+
+namespace gb10tune::report {
+
+// Everything launch decided, by reference; all pointers are set.
+struct LaunchPreview {
+  const model::ModelFacts* model = nullptr;
+  std::vector<std::string> model_files;  // the model's file(s): one, or the shards
+  std::string mmproj_path;               // "" = none
+  std::uint64_t projector_bytes = 0;
+  std::string server_path;
+  std::string profile;         // "gb10-dense-mtp", or a path
+  std::string profile_reason;  // "--profile", "user config", "the model is a mixture of experts"
+  const launch::LaunchSettings* settings = nullptr;
+  const launch::ServerCommand* command = nullptr;
+  const plan::PlanConfig* config = nullptr;
+  const plan::MemoryPlan* plan = nullptr;
+  const launch::ChildEnvironment* environment = nullptr;
+};
+
+// The launch document (the envelope and plan of plan_to_json, plus model files, profile,
+// settings with their sources, environment changes, command_line (argv, shell text, pieces
+// by rule), adaptations and warnings).
+nlohmann::json launch_to_json(const LaunchPreview& preview);
+
+// The text: a header, the memory plan, environment changes, adaptations, warnings and the
+// shell-quoted command; with `explain`, also every setting's source and every option's rule.
+std::string render_launch_text(const LaunchPreview& preview, const TextStyle& style, bool explain);
+
+}  // namespace gb10tune::report

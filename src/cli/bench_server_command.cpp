@@ -1,0 +1,296 @@
+#include "bench_server_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "gb10tune/bench/roofline.hpp"
+#include "gb10tune/bench/server_endpoint.hpp"
+#include "gb10tune/bench/server_result.hpp"
+#include "gb10tune/bench/workload.hpp"
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/platform/interrupt.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/version.hpp"
+
+namespace gb10tune::cli {
+
+namespace {
+
+struct ServerOptions {
+  std::string url;
+  std::string prompts;
+  int samples = 0;
+  int warmup = 1;
+  std::vector<int> concurrency{1};
+  double bandwidth_gbps = 0;
+  std::string model;
+  std::string save;
+  double timeout_seconds = 600;
+  bool json = false;
+};
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The launch record, when `launch` left one; nullopt (never an error) otherwise.
+std::optional<launch::LaunchRecord> find_launch_record(const Context& ctx) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return std::nullopt;
+  }
+  auto record = launch::read_launch_record(launch::StatePaths::under(*dir).record);
+  if (!record) {
+    return std::nullopt;
+  }
+  return std::move(*record);
+}
+
+Expected<bench::Workload> load_workload(const ServerOptions& options) {
+  if (options.prompts.empty()) {
+    return bench::default_workload();
+  }
+  const auto text = read_text_file(options.prompts);
+  if (!text) {
+    return Error{fmt::format("--prompts {}: cannot read the file; give a JSON-lines workload "
+                             "(see docs/server-bench.md)",
+                             options.prompts),
+                 ExitCode::usage};
+  }
+  return bench::parse_workload(*text, options.prompts);
+}
+
+// Bytes read per token: --model, else the launch record (same model), else the model file
+// the server reports when it is readable here.
+Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
+                                                const std::optional<launch::LaunchRecord>& record,
+                                                const bench::ServerInfo& info, const Context& ctx) {
+  bench::RooflineInputs inputs;
+  const auto from_model = [&](const std::string& path) -> Expected<std::uint64_t> {
+    const auto file = gguf::read_gguf(path);
+    if (!file) {
+      return file.error();
+    }
+    const auto facts = model::describe_model(*file);
+    if (!facts) {
+      return facts.error();
+    }
+    return facts->bytes_read_per_token;
+  };
+  if (!options.model.empty()) {
+    const auto bytes = from_model(options.model);
+    if (!bytes) {
+      return Error{fmt::format("--model {}: {}", options.model, bytes.error().message),
+                   ExitCode::usage};
+    }
+    inputs.bytes_per_token = *bytes;
+    inputs.bytes_source = "--model";
+  } else if (record && record->bytes_per_token > 0 &&
+             (info.model_path.empty() || record->model_path == info.model_path)) {
+    inputs.bytes_per_token = record->bytes_per_token;
+    inputs.bytes_source = "launch record";
+  } else if (!info.model_path.empty()) {
+    if (const auto bytes = from_model(info.model_path)) {
+      inputs.bytes_per_token = *bytes;
+      inputs.bytes_source = "the server's model file";
+    }
+  }
+  if (options.bandwidth_gbps > 0) {
+    inputs.bandwidth_bytes_per_second = options.bandwidth_gbps * 1e9;
+    inputs.bandwidth_source = "--bandwidth";
+  } else if (const auto dir = platform::state_dir(ctx.env)) {
+    const auto path = *dir / "probe.json";
+    if (const auto text = read_text_file(path.string())) {
+      const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (const auto bandwidth = bench::device_read_bandwidth(doc)) {
+        inputs.bandwidth_bytes_per_second = *bandwidth;
+        inputs.bandwidth_source = "saved probe, cudaMalloc read";
+      }
+    }
+  }
+  return inputs;
+}
+
+Status save_result(const nlohmann::json& doc, const std::string& name, Context& ctx) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return Error{fmt::format("--save {}: {}", name, dir.error().message), ExitCode::failed};
+  }
+  const auto path = bench::saved_result_path(name, *dir);
+  if (!path) {
+    return path.error();
+  }
+  if (const Status made = platform::ensure_private_dir(path->parent_path()); !made) {
+    return made.error();
+  }
+  if (const Status written = platform::write_file_atomic(*path, report::dump_document(doc));
+      !written) {
+    return written.error();
+  }
+  *ctx.err << "result saved as " << name << " (" << path->string() << ")\n";
+  return {};
+}
+
+ExitCode fail(Context& ctx, const Error& error) {
+  *ctx.err << "gb10tune bench server: " << error.message << "\n";
+  return error.code;
+}
+
+ExitCode run(const ServerOptions& options, Context& ctx) {
+  if (!options.save.empty()) {
+    // Check the name before spending minutes on the run.
+    if (const Status valid = bench::check_result_name(options.save); !valid) {
+      return fail(ctx, valid.error());
+    }
+  }
+  const auto workload = load_workload(options);
+  if (!workload) {
+    return fail(ctx, workload.error());
+  }
+  const std::optional<launch::LaunchRecord> record = find_launch_record(ctx);
+  std::string url = options.url;
+  if (url.empty()) {
+    if (!record) {
+      return fail(ctx, Error{"no --url and no launch record: give the server's address, such as "
+                             "--url http://127.0.0.1:8080, or start it with `gb10tune launch`",
+                             ExitCode::usage});
+    }
+    url = record->url;
+  }
+  const auto endpoint = ctx.connect_server(
+      url, std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000)));
+  if (!endpoint) {
+    return fail(ctx, endpoint.error());
+  }
+  const auto info = endpoint->info();
+  if (!info) {
+    return fail(ctx, info.error());
+  }
+  const auto roof_inputs = roofline_inputs(options, record, *info, ctx);
+  if (!roof_inputs) {
+    return fail(ctx, roof_inputs.error());
+  }
+
+  platform::InterruptGuard interrupt;
+  bench::ServerRunInputs inputs;
+  inputs.workload = &*workload;
+  inputs.options.concurrency = options.concurrency;
+  inputs.options.samples = options.samples;
+  inputs.options.warmup = options.warmup;
+  inputs.complete = endpoint->complete;
+  inputs.clock = ctx.clock_seconds;
+  inputs.cancel = &interrupt.flag();
+  std::ostream* err = ctx.err;
+  inputs.progress = [err](int concurrency, int round, int rounds, bool warmup,
+                          const std::vector<bench::RequestSample>& samples) {
+    *err << report::render_round_progress(concurrency, round, rounds, warmup, samples) << "\n"
+         << std::flush;
+  };
+  *ctx.err << fmt::format("benchmarking {} with {} ({} requests)\n", url, workload->source,
+                          workload->requests.size());
+  auto levels = bench::run_server_bench(inputs);
+  if (!levels) {
+    return fail(ctx, levels.error());
+  }
+
+  bench::ServerBenchResult result;
+  bench::Provenance& p = result.provenance;
+  p.date = ctx.now_iso8601();
+  p.tool_version = std::string(kToolVersion);
+  p.url = url;
+  p.model_path = info->model_path;
+  p.build_info = info->build_info;
+  p.total_slots = info->total_slots;
+  p.n_ctx_per_slot = info->n_ctx_per_slot;
+  p.speculative = info->speculative;
+  p.props = bench::trimmed_props(info->props);
+  p.settings = bench::settings_from_props(info->props);
+  if (record && record->url == url) {
+    p.launch_argv = record->argv;
+    for (auto& [key, value] : bench::settings_from_argv(record->argv)) {
+      p.settings[key] = value;
+    }
+  }
+  result.workload_source = workload->source;
+  result.workload_requests = workload->requests.size();
+  result.workload_conversations = workload->conversations;
+  result.options = inputs.options;
+  result.levels = std::move(*levels);
+  const bench::LevelSummary head = bench::summarize_level(result.levels.front());
+  const bench::MetricSummary& mean_len =
+      bench::metric_of(head, bench::Metric::mean_accepted_length);
+  result.roofline = bench::compute_roofline(
+      *roof_inputs, bench::metric_of(head, bench::Metric::decode_tps).stats.median,
+      mean_len.stats.count > 0 ? std::optional<double>(mean_len.stats.median) : std::nullopt);
+
+  const nlohmann::json doc = bench::result_to_json(result);
+  if (options.json) {
+    *ctx.out << report::dump_document(doc);
+  } else {
+    *ctx.out << report::render_server_bench_text(result, ctx.out_style());
+  }
+  if (!options.save.empty()) {
+    if (const Status saved = save_result(doc, options.save, ctx); !saved) {
+      return fail(ctx, saved.error());
+    }
+  }
+  return ExitCode::ok;
+}
+
+}  // namespace
+
+Runner setup_bench_server(CLI::App& bench) {
+  auto options = std::make_shared<ServerOptions>();
+  CLI::App* sub = bench.add_subcommand(
+      "server",
+      "Measure a running llama-server on a multi-turn writing and coding workload: prefill, "
+      "decode, time to first token, draft acceptance, per-session and total decode at each "
+      "concurrency level, and the measured decode rate as % of the bandwidth ceiling.");
+  sub->add_option("--url", options->url, "The server (default: the one `gb10tune launch` started)")
+      ->option_text("URL");
+  sub->add_option("--prompts", options->prompts,
+                  "Your own workload: JSON lines (see docs/server-bench.md)")
+      ->option_text("FILE");
+  sub->add_option("--samples", options->samples,
+                  "Measured rounds per concurrency level (default: one per workload request)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--warmup", options->warmup, "Rounds run first and discarded (default 1)")
+      ->check(CLI::Range(0, 1000));
+  sub->add_option("--concurrency", options->concurrency,
+                  "Parallel sessions, one level or a list such as 1,2,3 (default 1)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--bandwidth", options->bandwidth_gbps,
+                  "Device bandwidth in GB/s for the ceiling (default: the saved probe result)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--model", options->model,
+                  "The served GGUF, for the bytes read per token (default: the launch record)")
+      ->option_text("FILE");
+  sub->add_option("--timeout", options->timeout_seconds,
+                  "Seconds one request may take (default 600)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--save", options->save,
+                  "Also save the result as NAME under the state directory, for bench compare")
+      ->option_text("NAME");
+  sub->add_flag("--json", options->json, "Print one JSON document (every request) instead of text");
+  sub->footer(
+      "Figures are the server's own timings (time to first token = prompt_ms, without "
+      "streaming).\nExit codes: 0 ok, 1 the server did not answer or a request failed, 2 usage "
+      "error,\n130 interrupted.");
+  return [options](Context& ctx) { return run(*options, ctx); };
+}
+
+}  // namespace gb10tune::cli

@@ -1,0 +1,127 @@
+#include "gb10tune/bench/run_settings.hpp"
+
+#include <cstdlib>
+#include <set>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::bench {
+
+namespace {
+
+std::string scalar_text(const nlohmann::json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void flatten(const nlohmann::json& value, const std::string& prefix, RunSettings& out) {
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) {
+      flatten(child, prefix + "." + key, out);
+    }
+    return;
+  }
+  out[prefix] = scalar_text(value);
+}
+
+bool is_number(std::string_view word) {
+  if (word.empty()) {
+    return false;
+  }
+  char* end = nullptr;
+  const std::string text(word);
+  std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+bool has_prefix(const RunSettings& settings, std::string_view prefix) {
+  for (const auto& [key, value] : settings) {
+    if (starts_with(key, prefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+RunSettings settings_from_props(const nlohmann::json& props) {
+  RunSettings out;
+  if (!props.is_object()) {
+    return out;
+  }
+  if (const auto it = props.find("model_path"); it != props.end() && it->is_string()) {
+    out["model"] = it->get<std::string>();
+  }
+  if (const auto it = props.find("build_info"); it != props.end() && it->is_string()) {
+    out["build"] = it->get<std::string>();
+  }
+  if (const auto it = props.find("total_slots"); it != props.end() && it->is_number()) {
+    out["props:total_slots"] = scalar_text(*it);
+  }
+  const auto defaults = props.find("default_generation_settings");
+  if (defaults != props.end() && defaults->is_object()) {
+    if (const auto n_ctx = defaults->find("n_ctx"); n_ctx != defaults->end()) {
+      out["props:n_ctx"] = scalar_text(*n_ctx);
+    }
+    if (const auto params = defaults->find("params");
+        params != defaults->end() && params->is_object()) {
+      flatten(*params, "props:params", out);
+    }
+  }
+  return out;
+}
+
+RunSettings settings_from_argv(const std::vector<std::string>& argv) {
+  RunSettings out;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (!starts_with(word, "-") || is_number(word)) {
+      continue;  // a stray positional word: nothing to key it by
+    }
+    std::string flag = word;
+    std::string value = "on";
+    if (const auto eq = word.find('='); starts_with(word, "--") && eq != std::string::npos) {
+      flag = word.substr(0, eq);
+      value = word.substr(eq + 1);
+    } else if (i + 1 < argv.size() && (!starts_with(argv[i + 1], "-") || is_number(argv[i + 1]))) {
+      value = argv[++i];
+    }
+    if (flag == "-m" || flag == "--model") {
+      continue;
+    }
+    out["argv:" + flag] = value;
+  }
+  return out;
+}
+
+std::vector<SettingDifference> setting_differences(const RunSettings& a, const RunSettings& b) {
+  const bool use_argv = has_prefix(a, "argv:") && has_prefix(b, "argv:");
+  const std::string_view group = use_argv ? "argv:" : "props:";
+  const auto counts = [&](const std::string& key) {
+    return key == "model" || key == "build" || starts_with(key, group);
+  };
+  std::set<std::string> keys;
+  for (const auto* settings : {&a, &b}) {
+    for (const auto& [key, value] : *settings) {
+      if (counts(key)) {
+        keys.insert(key);
+      }
+    }
+  }
+  std::vector<SettingDifference> out;
+  for (const std::string& key : keys) {
+    const auto ia = a.find(key);
+    const auto ib = b.find(key);
+    const std::string va = ia == a.end() ? std::string() : ia->second;
+    const std::string vb = ib == b.end() ? std::string() : ib->second;
+    if (va != vb || (ia == a.end()) != (ib == b.end())) {
+      out.push_back({key, va, vb});
+    }
+  }
+  return out;
+}
+
+}  // namespace gb10tune::bench

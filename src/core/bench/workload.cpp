@@ -1,0 +1,199 @@
+#include "gb10tune/bench/workload.hpp"
+
+#include <fmt/format.h>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::bench {
+
+// The text of configs/workloads/default.jsonl, generated at configure time.
+extern const std::string_view kDefaultWorkloadText;
+
+namespace {
+
+constexpr int kDefaultMaxTokens = 256;
+
+Error workload_error(const std::string& source, std::size_t line, const std::string& why) {
+  return Error{fmt::format("workload {} line {}: {}; each line is one JSON object: a "
+                           "conversation {{\"conversation\", \"turns\": [{{\"user\", "
+                           "\"assistant\"}}, …]}} or a request {{\"messages\": […], "
+                           "\"max_tokens\": N}} (see docs/server-bench.md)",
+                           source, line, why),
+               ExitCode::usage};
+}
+
+// max_tokens of `object`, or `fallback`; an empty string on success, else why not.
+std::string read_max_tokens(const nlohmann::json& object, int fallback, int& out) {
+  out = fallback;
+  const auto it = object.find("max_tokens");
+  if (it == object.end()) {
+    return {};
+  }
+  if (!it->is_number_integer() || it->get<long long>() <= 0 || it->get<long long>() > 1000000) {
+    return "\"max_tokens\" must be a positive integer";
+  }
+  out = it->get<int>();
+  return {};
+}
+
+std::size_t content_chars(const nlohmann::json& messages) {
+  std::size_t chars = 0;
+  for (const auto& message : messages) {
+    const auto it = message.find("content");
+    if (it != message.end() && it->is_string()) {
+      chars += it->get_ref<const std::string&>().size();
+    }
+  }
+  return chars;
+}
+
+std::string check_messages(const nlohmann::json& messages) {
+  if (!messages.is_array() || messages.empty()) {
+    return "\"messages\" must be a non-empty array";
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const auto& message = messages[i];
+    if (!message.is_object() || !message.contains("role") || !message["role"].is_string() ||
+        !message.contains("content")) {
+      return fmt::format("message {} needs a string \"role\" and a \"content\"", i + 1);
+    }
+  }
+  return {};
+}
+
+std::string add_request(const nlohmann::json& line, std::size_t line_no, Workload& out) {
+  if (const std::string why = check_messages(line["messages"]); !why.empty()) {
+    return why;
+  }
+  int max_tokens = 0;
+  if (const std::string why = read_max_tokens(line, kDefaultMaxTokens, max_tokens); !why.empty()) {
+    return why;
+  }
+  WorkloadRequest request;
+  request.name = fmt::format("line {}", line_no);
+  if (const auto it = line.find("name"); it != line.end()) {
+    if (!it->is_string()) {
+      return "\"name\" must be a string";
+    }
+    request.name = it->get<std::string>();
+  }
+  request.body = line;
+  request.body.erase("name");
+  request.body.erase("stream");
+  request.body["max_tokens"] = max_tokens;
+  request.context_chars = content_chars(line["messages"]);
+  out.requests.push_back(std::move(request));
+  ++out.conversations;
+  return {};
+}
+
+std::string add_conversation(const nlohmann::json& line, Workload& out) {
+  const auto& name = line["conversation"];
+  if (!name.is_string() || name.get_ref<const std::string&>().empty()) {
+    return "\"conversation\" must be a non-empty string";
+  }
+  int max_tokens = 0;
+  if (const std::string why = read_max_tokens(line, kDefaultMaxTokens, max_tokens); !why.empty()) {
+    return why;
+  }
+  const auto turns = line.find("turns");
+  if (turns == line.end() || !turns->is_array() || turns->empty()) {
+    return "a conversation needs a non-empty \"turns\" array";
+  }
+  nlohmann::json history = nlohmann::json::array();
+  if (const auto system = line.find("system"); system != line.end()) {
+    if (!system->is_string()) {
+      return "\"system\" must be a string";
+    }
+    history.push_back({{"role", "system"}, {"content", *system}});
+  }
+  for (std::size_t i = 0; i < turns->size(); ++i) {
+    const auto& turn = (*turns)[i];
+    if (!turn.is_object() || !turn.contains("user") || !turn["user"].is_string()) {
+      return fmt::format("turn {} needs a string \"user\"", i + 1);
+    }
+    int turn_tokens = 0;
+    if (const std::string why = read_max_tokens(turn, max_tokens, turn_tokens); !why.empty()) {
+      return fmt::format("turn {}: {}", i + 1, why);
+    }
+    history.push_back({{"role", "user"}, {"content", turn["user"]}});
+    WorkloadRequest request;
+    request.name = fmt::format("{}/{}", name.get<std::string>(), i + 1);
+    request.body = {{"messages", history}, {"max_tokens", turn_tokens}};
+    request.context_chars = content_chars(history);
+    out.requests.push_back(std::move(request));
+    const auto assistant = turn.find("assistant");
+    if (assistant == turn.end()) {
+      if (i + 1 != turns->size()) {
+        return fmt::format(
+            "turn {} has no \"assistant\" reply, which later turns need as "
+            "history (only the last turn may leave it out)",
+            i + 1);
+      }
+      break;
+    }
+    if (!assistant->is_string()) {
+      return fmt::format("turn {}: \"assistant\" must be a string", i + 1);
+    }
+    history.push_back({{"role", "assistant"}, {"content", *assistant}});
+  }
+  ++out.conversations;
+  return {};
+}
+
+}  // namespace
+
+Expected<Workload> parse_workload(std::string_view text, const std::string& source) {
+  Workload workload;
+  workload.source = source;
+  std::size_t line_no = 0;
+  for (std::string_view raw : split(text, '\n')) {
+    ++line_no;
+    const std::string_view line = trim(raw);
+    if (line.empty()) {
+      continue;
+    }
+    const auto doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return workload_error(source, line_no, "not a JSON object");
+    }
+    std::string why;
+    if (doc.contains("conversation")) {
+      why = add_conversation(doc, workload);
+    } else if (doc.contains("messages")) {
+      why = add_request(doc, line_no, workload);
+    } else {
+      why = "neither \"conversation\" nor \"messages\"";
+    }
+    if (!why.empty()) {
+      return workload_error(source, line_no, why);
+    }
+  }
+  if (workload.requests.empty()) {
+    return Error{fmt::format("workload {} holds no requests; give at least one JSON line (see "
+                             "docs/server-bench.md)",
+                             source),
+                 ExitCode::usage};
+  }
+  return workload;
+}
+
+const Workload& default_workload() {
+  static const Workload workload = [] {
+    auto parsed = parse_workload(kDefaultWorkloadText, "built-in default workload");
+    if (!parsed) {
+      // The shipped file is checked by a test; reaching this is a build bug.
+      throw std::logic_error(parsed.error().message);
+    }
+    return std::move(parsed).value();
+  }();
+  return workload;
+}
+
+std::string request_json(const WorkloadRequest& request) {
+  nlohmann::json body = request.body;
+  body["stream"] = false;
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace gb10tune::bench

@@ -1,0 +1,282 @@
+#include "gb10tune/launch/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace gb10tune::launch {
+
+namespace {
+
+using nlohmann::json;
+
+// 1-based line and column of byte `offset` in `text`.
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+const SettingSpec* find_spec(std::string_view key) {
+  const auto& specs = launch_setting_specs();
+  const auto it =
+      std::find_if(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.key == key; });
+  return it == specs.end() ? nullptr : &*it;
+}
+
+std::string known_keys() {
+  std::string out;
+  for (const auto& spec : launch_setting_specs()) {
+    out += (out.empty() ? "" : ", ") + std::string(spec.key);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<SettingSpec>& launch_setting_specs() {
+  using K = SettingKind;
+  static const std::vector<SettingSpec> specs = {
+      {"models_dir", K::text, "~/models", {}, 0, 0, "folder holding the model's GGUF file"},
+      {"model", K::text, "", {}, 0, 0, "the model file (\"\" = the one main *.gguf in models_dir)"},
+      {"mmproj",
+       K::text,
+       "auto",
+       {},
+       0,
+       0,
+       "projector: auto (the one *mmproj*.gguf beside the model), none, or a path"},
+      {"llama_server", K::text, "llama-server", {}, 0, 0, "the llama-server binary (PATH lookup)"},
+      {"slots", K::integer, 1, {}, 1, 256, "parallel slots (-np)"},
+      {"ctx_per_slot",
+       K::integer,
+       0,
+       {},
+       0,
+       1 << 24,
+       "context tokens per slot (-c = this x slots; 0 = the model's native context)"},
+      {"gpu_layers", K::text, "all", {}, 0, 0, "layers on the GPU: all, or a number (-ngl)"},
+      {"flash_attn", K::text, "on", {"on", "off", "auto"}, 0, 0, "flash attention (-fa)"},
+      {"mtp",
+       K::text,
+       "auto",
+       {"auto", "on", "off"},
+       0,
+       0,
+       "draft-mtp speculative decoding: auto = when the model has an MTP head (K4)"},
+      {"draft_n_max", K::integer, 4, {}, 1, 64, "--spec-draft-n-max with MTP (K4)"},
+      {"kv_unified",
+       K::text,
+       "auto",
+       {"auto", "on", "off"},
+       0,
+       0,
+       "one KV pool for all slots (-kvu): auto = on with several slots (K8)"},
+      {"cache_ram_mib",
+       K::integer,
+       8192,
+       {},
+       -1,
+       1 << 30,
+       "prompt cache limit in MiB (--cache-ram; -1 = no limit, 0 = off)"},
+      {"cache_type_k", K::text, "f16", {}, 0, 0, "K cache type (-ctk)"},
+      {"cache_type_v", K::text, "f16", {}, 0, 0, "V cache type (-ctv)"},
+      {"swa_full", K::boolean, false, {}, 0, 0, "full-size cache for sliding-window layers"},
+      {"ubatch", K::integer, 512, {}, 1, 1 << 20, "physical batch size (-ub)"},
+      {"jinja", K::boolean, true, {}, 0, 0, "jinja chat templates (--jinja)"},
+      {"host", K::text, "127.0.0.1", {}, 0, 0, "address to listen on (--host)"},
+      {"port", K::integer, 8080, {}, 1, 65535, "port to listen on (--port)"},
+      {"reserve", K::text, "12GB", {}, 0, 0, "memory kept for the system (K13)"},
+      {"overhead", K::text, "6GB", {}, 0, 0, "compute buffers and slack, an estimate (K13)"},
+      {"timeout_s",
+       K::integer,
+       600,
+       {},
+       1,
+       86400,
+       "seconds to wait for /health; restarts while the log shows loading progress"},
+      {"extra_args",
+       K::text_list,
+       json::array(),
+       {},
+       0,
+       0,
+       "further llama-server arguments, appended as given"},
+  };
+  return specs;
+}
+
+Status check_setting(std::string_view key, const json& value, const std::string& source) {
+  const auto* spec = find_spec(key);
+  if (spec == nullptr) {
+    return Error{fmt::format("{}: '{}' is not a launch setting; known settings: {}", source, key,
+                             known_keys()),
+                 ExitCode::usage};
+  }
+  const auto wrong = [&](std::string_view wanted) {
+    return Error{
+        fmt::format("{}: setting '{}' must be {} (got {})", source, key, wanted, value.dump()),
+        ExitCode::usage};
+  };
+  switch (spec->kind) {
+    case SettingKind::text:
+      // gpu_layers also accepts a number.
+      if (key == "gpu_layers" && value.is_number_integer()) {
+        return value.get<std::int64_t>() >= 0 ? Status{} : wrong("'all' or a number ≥ 0");
+      }
+      if (!value.is_string()) {
+        return wrong("a string");
+      }
+      if (!spec->choices.empty() && std::find(spec->choices.begin(), spec->choices.end(),
+                                              value.get<std::string>()) == spec->choices.end()) {
+        std::string choices;
+        for (const auto c : spec->choices) {
+          choices += (choices.empty() ? "" : ", ") + std::string(c);
+        }
+        return wrong("one of " + choices);
+      }
+      return {};
+    case SettingKind::integer:
+      if (!value.is_number_integer()) {
+        return wrong("an integer");
+      }
+      if (value.get<std::int64_t>() < spec->min || value.get<std::int64_t>() > spec->max) {
+        return wrong(fmt::format("between {} and {}", spec->min, spec->max));
+      }
+      return {};
+    case SettingKind::boolean:
+      return value.is_boolean() ? Status{} : wrong("true or false");
+    case SettingKind::text_list:
+      if (!value.is_array() ||
+          !std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); })) {
+        return wrong("an array of strings");
+      }
+      return {};
+  }
+  return {};
+}
+
+Expected<SettingsDocument> parse_settings_document(std::string_view text,
+                                                   const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
+    std::string what = e.what();
+    if (const auto colon = what.rfind(": "); colon != std::string::npos) {
+      what = what.substr(colon + 2);
+    }
+    return Error{fmt::format("{}:{}:{}: not valid JSON: {}", source, line, column, what),
+                 ExitCode::usage};
+  }
+  if (!doc.is_object()) {
+    return Error{fmt::format("{}: must be a JSON object with a \"settings\" object", source),
+                 ExitCode::usage};
+  }
+  SettingsDocument out;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "description" && value.is_string()) {
+      out.description = value.get<std::string>();
+    } else if (key == "profile" && value.is_string()) {
+      out.profile = value.get<std::string>();
+    } else if (key == "settings" && value.is_object()) {
+      for (const auto& [name, setting] : value.items()) {
+        if (auto ok = check_setting(name, setting, source); !ok) {
+          return ok.error();
+        }
+      }
+      out.settings = value;
+    } else {
+      return Error{fmt::format("{}: unexpected top-level key '{}' (a settings file holds "
+                               "\"description\" and \"profile\" strings and a \"settings\" "
+                               "object)",
+                               source, key),
+                   ExitCode::usage};
+    }
+  }
+  return out;
+}
+
+LaunchSettings LaunchSettings::resolve(const std::vector<SettingsLayer>& layers) {
+  LaunchSettings out;
+  for (const auto& spec : launch_setting_specs()) {
+    ResolvedSetting resolved{spec.built_in, "built-in", {}};
+    for (const auto& layer : layers) {
+      const auto it = layer.values.find(std::string(spec.key));
+      if (it == layer.values.end()) {
+        continue;
+      }
+      resolved.overridden.emplace_back(resolved.source, resolved.value);
+      resolved.value = *it;
+      resolved.source = layer.source;
+    }
+    out.m_values.emplace_back(std::string(spec.key), std::move(resolved));
+  }
+  return out;
+}
+
+const ResolvedSetting& LaunchSettings::at(std::string_view key) const {
+  for (const auto& [name, value] : m_values) {
+    if (name == key) {
+      return value;
+    }
+  }
+  throw std::logic_error(fmt::format("no launch setting '{}'", key));  // a bug, not input
+}
+
+std::string LaunchSettings::text(std::string_view key) const {
+  const auto& v = at(key).value;
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::int64_t LaunchSettings::integer(std::string_view key) const {
+  return at(key).value.get<std::int64_t>();
+}
+
+bool LaunchSettings::boolean(std::string_view key) const {
+  return at(key).value.get<bool>();
+}
+
+std::vector<std::string> LaunchSettings::text_list(std::string_view key) const {
+  return at(key).value.get<std::vector<std::string>>();
+}
+
+Expected<SettingsDocument> load_profile(const std::string& name_or_path) {
+  const auto& shipped = builtin_profiles();
+  if (const auto it = shipped.find(name_or_path); it != shipped.end()) {
+    return parse_settings_document(it->second, "profile " + name_or_path);
+  }
+  if (name_or_path.find('/') == std::string::npos &&
+      name_or_path.find(".json") == std::string::npos) {
+    std::string names;
+    for (const auto& [name, text] : shipped) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return Error{fmt::format("no profile named '{}'; the shipped profiles are {} (or give a "
+                             "path to a JSON file)",
+                             name_or_path, names),
+                 ExitCode::usage};
+  }
+  std::ifstream in(name_or_path);
+  if (!in) {
+    return Error{fmt::format("profile {}: cannot be read; check the path", name_or_path),
+                 ExitCode::usage};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_settings_document(text.str(), name_or_path);
+}
+
+}  // namespace gb10tune::launch

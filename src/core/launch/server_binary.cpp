@@ -1,0 +1,62 @@
+#include "gb10tune/launch/server_binary.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::launch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_executable_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::string expand_home(const std::string& path, const platform::Environment& env) {
+  if (path == "~" || starts_with(path, "~/")) {
+    if (const auto home = env.get("HOME"); home && !home->empty()) {
+      return *home + path.substr(1);
+    }
+  }
+  return path;
+}
+
+Expected<std::string> resolve_server_binary(const std::string& name_or_path,
+                                            const platform::Environment& env) {
+  const auto how = std::string(
+      "build llama.cpp (`gb10tune probe` prints the build line for this machine) and put "
+      "llama-server on PATH, or give --llama-server PATH");
+  if (name_or_path.find('/') != std::string::npos || starts_with(name_or_path, "~")) {
+    std::error_code ec;
+    const auto path = fs::absolute(expand_home(name_or_path, env), ec);
+    if (!is_executable_file(path)) {
+      return Error{
+          fmt::format("llama-server {} {}; {}", path.string(),
+                      fs::exists(path, ec) ? "is not an executable file" : "does not exist", how),
+          ExitCode::usage};
+    }
+    return path.lexically_normal().string();
+  }
+  const auto path_var = env.get("PATH").value_or("");
+  for (const auto dir : split(path_var, ':')) {
+    if (dir.empty()) {
+      continue;
+    }
+    const auto candidate = fs::path(std::string(dir)) / name_or_path;
+    if (is_executable_file(candidate)) {
+      std::error_code ec;
+      return fs::absolute(candidate, ec).lexically_normal().string();
+    }
+  }
+  return Error{fmt::format("{} is not on PATH; {}", name_or_path, how), ExitCode::usage};
+}
+
+}  // namespace gb10tune::launch

@@ -1,0 +1,164 @@
+#include "gb10tune/report/launch_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::report {
+
+namespace {
+
+using nlohmann::json;
+
+const launch::LaunchRule* rule_of(std::string_view id) {
+  const auto& rules = launch::launch_rules();
+  const auto it = std::find_if(rules.begin(), rules.end(),
+                               [&](const launch::LaunchRule& r) { return r.id == id; });
+  return it == rules.end() ? nullptr : &*it;
+}
+
+std::string setting_text(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::string model_line(const LaunchPreview& p) {
+  const auto& m = *p.model;
+  std::string line = fmt::format("{} — {}", p.model_files.front(), m.architecture);
+  if (m.main_layer_count != 0) {
+    line += fmt::format(", {} layers", m.main_layer_count);
+  }
+  if (m.has_mtp()) {
+    line += " + MTP head";
+  }
+  if (m.is_moe()) {
+    line += fmt::format(", {} experts ({} used)", m.expert_count, m.expert_used_count);
+  }
+  line += fmt::format(", {} of weights", format_bytes_si(m.weight_bytes));
+  if (p.model_files.size() > 1) {
+    line += fmt::format(", {} shards", p.model_files.size());
+  }
+  return line;
+}
+
+}  // namespace
+
+json launch_to_json(const LaunchPreview& p) {
+  json settings = json::object();
+  for (const auto& [key, resolved] : p.settings->all()) {
+    json overridden = json::array();
+    for (const auto& [source, value] : resolved.overridden) {
+      overridden.push_back({{"source", source}, {"value", value}});
+    }
+    settings[key] = {
+        {"value", resolved.value}, {"source", resolved.source}, {"overridden", overridden}};
+  }
+  json pieces = json::array();
+  for (const auto& piece : p.command->pieces) {
+    const auto* rule = rule_of(piece.rule);
+    pieces.push_back({{"args", piece.args},
+                      {"rule", piece.rule},
+                      {"fact", rule ? rule->fact : ""},
+                      {"why", rule ? rule->why : ""}});
+  }
+  json changes = json::array();
+  std::vector<std::string> removed;
+  for (const auto& c : p.environment->changes) {
+    changes.push_back({{"name", c.name},
+                       {"value", c.value},
+                       {"action", launch::change_action_name(c.action)},
+                       {"reason", c.reason},
+                       {"fact", c.fact}});
+    if (c.action == launch::ChangeAction::removed) {
+      removed.push_back(c.name);
+    }
+  }
+  json warnings = p.command->warnings;
+  for (const auto& w : p.environment->warnings) {
+    warnings.push_back(w);
+  }
+  json doc = plan_to_json(*p.model, *p.config, *p.plan);
+  doc["model_files"] = p.model_files;
+  doc["mmproj"] = p.mmproj_path.empty() ? json(nullptr) : json(p.mmproj_path);
+  doc["server"] = p.server_path;
+  doc["profile"] = {{"name", p.profile}, {"reason", p.profile_reason}};
+  doc["settings"] = settings;
+  doc["environment"] = {{"changes", changes}, {"removed", removed}};
+  doc["command_line"] = {{"argv", p.command->argv},
+                         {"shell", launch::shell_join(p.command->argv)},
+                         {"pieces", pieces}};
+  doc["adaptations"] = p.command->adaptations;
+  doc["warnings"] = warnings;
+  return doc;
+}
+
+std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, bool explain) {
+  std::string out;
+  out += fmt::format("{}   {}\n", style.bold("model"), model_line(p));
+  out += fmt::format("{}  {}\n", style.bold("mmproj"),
+                     p.mmproj_path.empty() ? std::string("none")
+                                           : fmt::format("{} ({})", p.mmproj_path,
+                                                         format_bytes_si(p.projector_bytes)));
+  out += fmt::format("{}  {}\n", style.bold("server"), p.server_path);
+  out += fmt::format("{} {} ({})\n\n", style.bold("profile"), p.profile, p.profile_reason);
+
+  if (explain) {
+    out += style.bold("settings") + " (value ← where it came from)\n";
+    for (const auto& [key, resolved] : p.settings->all()) {
+      out +=
+          fmt::format("  {:<14} {:<16} ← {}", key, setting_text(resolved.value), resolved.source);
+      if (!resolved.overridden.empty() && resolved.overridden.back().first != "built-in") {
+        const auto& [source, value] = resolved.overridden.back();
+        out += style.dim(fmt::format("  (over {} from {})", setting_text(value), source));
+      }
+      out += '\n';
+    }
+    out += '\n' + style.bold("command line") + " (option ← rule)\n";
+    for (const auto& piece : p.command->pieces) {
+      const auto* rule = rule_of(piece.rule);
+      std::string args;
+      for (const auto& a : piece.args) {
+        args += (args.empty() ? "" : " ") + launch::shell_quote(a);
+      }
+      out += fmt::format(
+          "  {:<34} {}{}\n", args,
+          rule && !rule->fact.empty() ? fmt::format("[{}] ", rule->fact) : std::string(),
+          rule ? rule->why : piece.rule);
+    }
+    out += '\n';
+  }
+
+  out += render_plan_text(*p.model, *p.config, *p.plan, style);
+
+  if (!p.environment->changes.empty()) {
+    out += '\n' + style.bold("environment") + '\n';
+    for (const auto& c : p.environment->changes) {
+      const auto action = launch::change_action_name(c.action);
+      const auto mark = c.action == launch::ChangeAction::removed      ? style.red(action)
+                        : c.action == launch::ChangeAction::overridden ? style.yellow(action)
+                                                                       : std::string(action);
+      out += fmt::format("  {} {}={} — {} ({})\n", mark, c.name, c.value, c.reason, c.fact);
+    }
+  }
+  if (!p.command->adaptations.empty()) {
+    out += '\n' + style.bold("adapted to this llama-server build") + '\n';
+    for (const auto& a : p.command->adaptations) {
+      out += "  - " + a + '\n';
+    }
+  }
+  std::vector<std::string> warnings = p.command->warnings;
+  warnings.insert(warnings.end(), p.environment->warnings.begin(), p.environment->warnings.end());
+  if (!warnings.empty()) {
+    out += '\n' + style.bold(style.yellow("warnings")) + '\n';
+    for (const auto& w : warnings) {
+      out += "  - " + w + '\n';
+    }
+  }
+  out += '\n' + style.bold("command") + '\n' + launch::shell_join(p.command->argv) + '\n';
+  return out;
+}
+
+}  // namespace gb10tune::report

@@ -1,0 +1,238 @@
+#include "gb10tune/report/server_bench_report.hpp"
+
+#include <fmt/format.h>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::report {
+
+using bench::Metric;
+using nlohmann::json;
+
+namespace {
+
+int decimals(Metric metric) {
+  switch (metric) {
+    case Metric::acceptance_rate:
+      return 3;
+    case Metric::mean_accepted_length:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+std::string fixed(double value, int places) {
+  return fmt::format("{:.{}f}", value, places);
+}
+
+std::string label_with_unit(std::string_view label, std::string_view unit) {
+  return unit.empty() ? std::string(label) : fmt::format("{} ({})", label, unit);
+}
+
+std::string metric_row(const bench::MetricSummary& summary, std::string_view label,
+                       std::string_view unit, int places) {
+  const bench::SampleStats& s = summary.stats;
+  if (s.count == 0) {
+    return fmt::format("  {:<30} {:>9}\n", label_with_unit(label, unit), "n/a");
+  }
+  const std::string interval = fmt::format("[{}, {}]", fixed(summary.interval.low, places),
+                                           fixed(summary.interval.high, places));
+  return fmt::format("  {:<30} {:>9}  {:<20} {:>9} {:>9} {:>6.1f}% {:>4}\n",
+                     label_with_unit(label, unit), fixed(s.median, places), interval,
+                     fixed(s.min, places), fixed(s.max, places), s.cv * 100, s.count);
+}
+
+std::string slots_line(const bench::Provenance& p) {
+  std::string spec = p.speculative
+                         ? (*p.speculative ? "speculative decoding on" : "speculative decoding off")
+                         : "speculative decoding not reported";
+  return fmt::format("{} slot{} × {} tokens of context, {}", p.total_slots,
+                     p.total_slots == 1 ? "" : "s", p.n_ctx_per_slot, spec);
+}
+
+std::string roofline_text(const bench::Roofline& roof) {
+  if (!roof.available) {
+    return fmt::format("roofline (K12): not computed: {}\n", roof.missing);
+  }
+  std::string out =
+      fmt::format("roofline (K12): {} read per token ({}) at {:.1f} GB/s ({}) → {:.3g} ms per step",
+                  format_bytes_si(roof.inputs.bytes_per_token), roof.inputs.bytes_source,
+                  roof.inputs.bandwidth_bytes_per_second / 1e9, roof.inputs.bandwidth_source,
+                  roof.step_seconds * 1e3);
+  if (roof.mean_accepted_length != 1.0) {
+    out += fmt::format(" × {:.2f} tokens per step", roof.mean_accepted_length);
+  }
+  out += fmt::format(" → ceiling {:.1f} t/s; measured {:.1f} t/s = {:.3g}% of it\n",
+                     roof.ceiling_tps, roof.measured_tps, roof.percent_of_ceiling);
+  return out;
+}
+
+json summary_json(const bench::MetricSummary& summary) {
+  return {{"count", summary.stats.count},
+          {"median", summary.stats.median},
+          {"min", summary.stats.min},
+          {"max", summary.stats.max},
+          {"cv", summary.stats.cv},
+          {"mad", summary.mad},
+          {"median_interval",
+           {{"low", summary.interval.low},
+            {"high", summary.interval.high},
+            {"confidence", summary.interval.confidence}}}};
+}
+
+}  // namespace
+
+std::string format_metric(Metric metric, double value) {
+  return fixed(value, decimals(metric));
+}
+
+std::string render_server_bench_text(const bench::ServerBenchResult& r, const TextStyle& style) {
+  const bench::Provenance& p = r.provenance;
+  std::string out = style.bold(fmt::format("gb10tune bench server — {}", p.url)) + "\n";
+  out += fmt::format("  model     {}\n", p.model_path.empty() ? "(not reported)" : p.model_path);
+  out += fmt::format("  build     {}\n", p.build_info.empty() ? "(not reported)" : p.build_info);
+  out += fmt::format("  server    {}\n", slots_line(p));
+  out += fmt::format("  workload  {}: {} requests in {} conversations\n", r.workload_source,
+                     r.workload_requests, r.workload_conversations);
+  out += fmt::format("  date      {} (gb10tune {})\n\n", p.date, p.tool_version);
+  if (r.levels.empty()) {
+    return out + "no measurements\n";
+  }
+
+  const bench::LevelSummary head = bench::summarize_level(r.levels.front());
+  out += fmt::format(
+      "{} request{} after {} warm-up round{}{}; figures as the server reported them "
+      "(timings);\ninterval: 95% distribution-free interval of the median\n",
+      r.levels.front().samples.size(), r.levels.front().samples.size() == 1 ? "" : "s",
+      r.options.warmup, r.options.warmup == 1 ? "" : "s",
+      head.concurrency == 1 ? std::string() : fmt::format(" at concurrency {}", head.concurrency));
+  out += style.dim(fmt::format("  {:<30} {:>9}  {:<20} {:>9} {:>9} {:>7} {:>4}", "metric", "median",
+                               "interval", "min", "max", "CV", "n")) +
+         "\n";
+  for (const bench::MetricSummary& summary : head.metrics) {
+    const bench::MetricInfo info = bench::metric_info(summary.metric);
+    out += metric_row(summary, info.label, info.unit, decimals(summary.metric));
+  }
+  out += "  (time to first token = the server's prompt_ms: without streaming, the prefill time)\n";
+
+  if (r.levels.size() > 1 || head.concurrency != 1) {
+    out +=
+        "\nconcurrency (K10): per-session = median of each request's own decode rate; total "
+        "=\nmedian over rounds of the sum of the sessions' rates; client-timed = generated "
+        "tokens /\nwall time of the level, measured by gb10tune (includes HTTP and prefill)\n";
+    out += style.dim(fmt::format("  {:>8} {:>16} {:>24} {:>14}", "sessions", "per-session t/s",
+                                 "total t/s [interval]", "client-timed")) +
+           "\n";
+    for (const bench::LevelResult& level : r.levels) {
+      const bench::LevelSummary s = bench::summarize_level(level);
+      const std::string total =
+          fmt::format("{:.1f} [{:.1f}, {:.1f}]", s.total_decode.stats.median,
+                      s.total_decode.interval.low, s.total_decode.interval.high);
+      out += fmt::format("  {:>8} {:>16.1f} {:>24} {:>14.1f}\n", s.concurrency,
+                         s.per_session_decode.stats.median, total, s.client_tokens_per_second);
+    }
+  }
+  out += "\n" + roofline_text(r.roofline);
+  return out;
+}
+
+std::string render_round_progress(int concurrency, int round, int rounds, bool warmup,
+                                  const std::vector<bench::RequestSample>& samples) {
+  const int width = static_cast<int>(std::to_string(rounds).size());
+  std::string out = fmt::format("[c={} {:>{}}/{}]{}", concurrency, round, width, rounds,
+                                warmup ? " warm-up" : "");
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const bench::RequestSample& s = samples[i];
+    out += fmt::format("{} {}: prefill {:.1f} t/s ({} tokens), decode {:.1f} t/s ({} tokens)",
+                       i == 0 ? "" : ";", s.request, s.timings.prompt_per_second,
+                       static_cast<long long>(s.timings.prompt_n), s.timings.predicted_per_second,
+                       static_cast<long long>(s.timings.predicted_n));
+    if (const auto rate = bench::metric_value(Metric::acceptance_rate, s.timings)) {
+      out += fmt::format(", acceptance {:.2f}", *rate);
+    }
+  }
+  return out;
+}
+
+std::string render_comparison_text(const bench::Comparison& c, const TextStyle& style) {
+  std::string out =
+      style.bold(fmt::format("gb10tune bench compare — A: {}  B: {}", c.a_name, c.b_name)) + "\n";
+  out +=
+      "medians with their 95% intervals; a change is beyond the noise when the intervals do "
+      "not overlap\n";
+  out += style.dim(fmt::format("  {:<31} {:>26} {:>26} {:>8}  {}", "metric", "A", "B", "change",
+                               "verdict")) +
+         "\n";
+  for (const bench::MetricComparison& row : c.rows) {
+    const int places = row.unit == "t/s" || row.unit == "ms" ? 1 : (row.unit.empty() ? 3 : 2);
+    const auto cell = [&](const bench::MetricSummary& s) {
+      if (s.stats.count == 0) {
+        return std::string("n/a");
+      }
+      return fmt::format("{} [{}, {}]", fixed(s.stats.median, places),
+                         fixed(s.interval.low, places), fixed(s.interval.high, places));
+    };
+    const bool both = row.a.stats.count > 0 && row.b.stats.count > 0;
+    const std::string change = both ? fmt::format("{:+.1f}%", row.change_percent) : "";
+    std::string verdict(bench::to_string(row.verdict));
+    if (row.verdict == bench::Verdict::better) {
+      verdict = style.green(verdict);
+    } else if (row.verdict == bench::Verdict::worse) {
+      verdict = style.red(verdict);
+    }
+    out += fmt::format("  {:<31} {:>26} {:>26} {:>8}  {}\n", label_with_unit(row.label, row.unit),
+                       cell(row.a), cell(row.b), change, verdict);
+  }
+  for (int level : c.skipped_levels) {
+    out += fmt::format("  (concurrency {} ran in only one of the runs: not compared)\n", level);
+  }
+  out += "\n";
+  out += c.any_significant ? "result: a difference beyond the noise (see the verdicts above)\n"
+                           : "result: no significant difference\n";
+  if (c.settings.empty()) {
+    out += "settings: the same in both runs\n";
+  } else {
+    out += c.settings.size() == 1 ? "settings: one differs\n"
+                                  : fmt::format("settings: {} differ\n", c.settings.size());
+    for (const bench::SettingDifference& d : c.settings) {
+      out += fmt::format("  {}: {} → {}\n", d.key, d.a.empty() ? "(unset)" : d.a,
+                         d.b.empty() ? "(unset)" : d.b);
+    }
+  }
+  if (!c.warning.empty()) {
+    out += style.yellow("warning: " + c.warning) + "\n";
+  }
+  return out;
+}
+
+json comparison_to_json(const bench::Comparison& c) {
+  json doc = make_document("bench compare");
+  doc["a"] = c.a_name;
+  doc["b"] = c.b_name;
+  doc["noise_rule"] =
+      "significant when the 95% distribution-free confidence intervals of the two medians do "
+      "not overlap";
+  json rows = json::array();
+  for (const bench::MetricComparison& row : c.rows) {
+    rows.push_back({{"metric", row.label},
+                    {"unit", row.unit},
+                    {"higher_is_better", row.higher_is_better},
+                    {"a", summary_json(row.a)},
+                    {"b", summary_json(row.b)},
+                    {"change_percent", row.change_percent},
+                    {"verdict", bench::to_string(row.verdict)}});
+  }
+  doc["metrics"] = rows;
+  doc["skipped_concurrency_levels"] = c.skipped_levels;
+  doc["significant"] = c.any_significant;
+  json settings = json::array();
+  for (const bench::SettingDifference& d : c.settings) {
+    settings.push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
+  }
+  doc["setting_differences"] = settings;
+  doc["warning"] = c.warning;
+  return doc;
+}
+
+}  // namespace gb10tune::report

@@ -1,0 +1,269 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/context.hpp"
+#include "gb10tune/bench/server_result.hpp"
+#include "gb10tune/launch/launch_record.hpp"
+#include "support/fake_bandwidth.hpp"
+#include "support/fake_server.hpp"
+#include "support/server_results.hpp"
+#include "support/test_context.hpp"
+
+namespace gb10tune {
+namespace {
+
+using nlohmann::json;
+using testing::FakeServer;
+using testing::make_timings;
+using testing::run_cli_on;
+
+std::function<void(cli::Context&)> with(FakeServer& server) {
+  return [&server](cli::Context& ctx) { ctx.connect_server = server.connector(); };
+}
+
+platform::Environment state_env(const testing::TempDir& dir) {
+  platform::Environment env;
+  env.set("XDG_STATE_HOME", (dir.path() / "state").string());
+  env.set("HOME", dir.path().string());
+  return env;
+}
+
+// A server with an MTP model: decode ~23 t/s, ~60% of 300 draft tokens accepted.
+void make_speculative(FakeServer& server) {
+  server.info.model_path = "/models/qwen.gguf";
+  server.info.build_info = "b7000-3f545be";
+  server.info.total_slots = 1;
+  server.info.n_ctx_per_slot = 65536;
+  server.info.speculative = true;
+  server.info.props = {{"model_path", "/models/qwen.gguf"},
+                       {"build_info", "b7000-3f545be"},
+                       {"total_slots", 1},
+                       {"chat_template", "{{ long }}"},
+                       {"default_generation_settings",
+                        {{"n_ctx", 65536}, {"params", {{"speculative", {{"n_max", 4}}}}}}}};
+  server.timings = [](int n, const std::string&) {
+    bench::ServerTimings t = make_timings(800 + 10 * n, 300 + n % 3, 256, 23 + 0.1 * (n % 5));
+    t.draft_n = 300;
+    t.draft_n_accepted = 180 + n % 4;
+    return t;
+  };
+}
+
+TEST(CliBenchServer, NoServerAnsweringIsAClearFailure) {
+  FakeServer server;
+  server.refuse = "Connection refused";
+  const auto result =
+      run_cli_on("gb10", {"bench", "server", "--url", "http://127.0.0.1:9"}, {}, {}, with(server));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("gb10tune bench server: no llama-server answers at "
+                            "http://127.0.0.1:9 (Connection refused)"),
+            std::string::npos)
+      << result.err;
+  EXPECT_TRUE(server.requests.empty());
+}
+
+TEST(CliBenchServer, WithoutUrlOrLaunchRecordIsAUsageError) {
+  testing::TempDir dir;
+  FakeServer server;
+  const auto result = run_cli_on("gb10", {"bench", "server"}, state_env(dir), {}, with(server));
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("no --url and no launch record"), std::string::npos) << result.err;
+  EXPECT_TRUE(server.urls.empty());
+}
+
+TEST(CliBenchServer, BadInputsAreUsageErrors) {
+  testing::TempDir dir;
+  const auto bad = dir.write("bad.jsonl", "{\"prompt\": 1}\n");
+  FakeServer server;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bench", "server", "--url", "http://h:1", "--prompts",
+                                 bad.string()},
+        std::vector<std::string>{"bench", "server", "--url", "http://h:1", "--prompts",
+                                 (dir.path() / "missing.jsonl").string()},
+        std::vector<std::string>{"bench", "server", "--url", "http://h:1", "--save", "../x"},
+        std::vector<std::string>{"bench", "server", "--concurrency", "1,0"},
+        std::vector<std::string>{"bench", "server", "--samples", "0"},
+        std::vector<std::string>{"bench", "--quick", "server", "--url", "http://h:1"}}) {
+    const auto result = run_cli_on("gb10", args, state_env(dir), {}, with(server));
+    EXPECT_EQ(result.exit_code, 2) << args.back() << ": " << result.err;
+    EXPECT_FALSE(result.err.empty());
+  }
+  EXPECT_TRUE(server.requests.empty());
+}
+
+TEST(CliBenchServer, ReportsTheServersFiguresAndTheCeiling) {
+  testing::TempDir dir;
+  FakeServer server;
+  make_speculative(server);
+  const auto result = run_cli_on(
+      "gb10",
+      {"bench", "server", "--url", "http://127.0.0.1:8080", "--samples", "5", "--bandwidth", "237"},
+      state_env(dir), {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(server.urls, (std::vector<std::string>{"http://127.0.0.1:8080"}));
+  EXPECT_EQ(server.requests.size(), 6u);  // one warm-up + five samples
+  EXPECT_NE(result.out.find("gb10tune bench server — http://127.0.0.1:8080"), std::string::npos);
+  // Completions 1..5: decode 23.1 23.2 23.3 23.4 23.0 → median 23.2; the server's figures.
+  EXPECT_NE(result.out.find("decode (t/s)                        23.2  [23.0, 23.4]"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("draft acceptance"), std::string::npos);
+  // No bytes per token (no launch record, no readable model): the roofline says how to get it.
+  EXPECT_NE(result.out.find("roofline (K12): not computed: bytes read per token unknown"),
+            std::string::npos)
+      << result.out;
+  // Progress on stderr, one line per round.
+  EXPECT_NE(result.err.find("[c=1 1/6] warm-up cli-readme/1: prefill 300.0 t/s (800 tokens)"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("[c=1 6/6]"), std::string::npos);
+}
+
+TEST(CliBenchServer, LaunchRecordGivesUrlArgvAndBytesPerToken) {
+  testing::TempDir dir;
+  launch::LaunchRecord record;
+  record.pid = 4242;
+  record.url = "http://127.0.0.1:9931";
+  record.model_path = "/models/qwen.gguf";
+  record.argv = {"/opt/llama-server", "-m", "/models/qwen.gguf", "--spec-draft-n-max", "4"};
+  record.bytes_per_token = 16'800'000'000;
+  const auto state = dir.path() / "state" / "gb10tune";
+  std::filesystem::create_directories(state);
+  ASSERT_TRUE(launch::write_launch_record(state / "launch.json", record).ok());
+  // The saved probe's cudaMalloc read is the bandwidth.
+  testing::FakeBandwidth fake;
+  const auto probe = run_cli_on("gb10", {"probe", "--quick-bench"}, state_env(dir),
+                                [&fake](const kernels::CaseSpec& spec) { return fake(spec); });
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+
+  FakeServer server;
+  make_speculative(server);
+  const auto result =
+      run_cli_on("gb10", {"bench", "server", "--samples", "3", "--json", "--save", "mtp-n4"},
+                 state_env(dir), {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(server.urls, (std::vector<std::string>{"http://127.0.0.1:9931"}));
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["url"], "http://127.0.0.1:9931");
+  EXPECT_EQ(doc["date"], "2026-11-29T12:00:00Z");
+  EXPECT_EQ(doc["server"]["launch_argv"].size(), 5u);
+  EXPECT_FALSE(doc["server"]["props"].contains("chat_template"));
+  EXPECT_EQ(doc["settings"]["argv:--spec-draft-n-max"], "4");
+  EXPECT_EQ(doc["settings"]["props:params.speculative.n_max"], "4");
+  EXPECT_EQ(doc["roofline"]["available"], true);
+  EXPECT_EQ(doc["roofline"]["bytes_source"], "launch record");
+  const json saved_probe = json::parse(testing::read_text(state / "probe.json"));
+  const double bandwidth = doc["roofline"]["bandwidth_bytes_per_second"];
+  EXPECT_DOUBLE_EQ(
+      bandwidth,
+      saved_probe["bandwidth"]["result"]["cases"][0]["gbps"]["median"].get<double>() * 1e9);
+  EXPECT_NEAR(bandwidth, 237e9, 237e9 * 0.02);
+  const double mean_len = doc["levels"][0]["metrics"]["mean_accepted_length"]["median"];
+  EXPECT_NEAR(doc["roofline"]["ceiling_tps"].get<double>(), mean_len * bandwidth / 16.8e9, 1e-9);
+  // Saved where compare finds it, identical to what was printed.
+  const auto saved = state / "bench" / "mtp-n4.json";
+  EXPECT_EQ(testing::read_text(saved), result.out);
+  EXPECT_NE(result.err.find("result saved as mtp-n4"), std::string::npos);
+
+  // A run compared with itself: no significant difference.
+  const auto compare =
+      run_cli_on("gb10", {"bench", "compare", "mtp-n4", saved.string()}, state_env(dir));
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_NE(compare.out.find("result: no significant difference"), std::string::npos)
+      << compare.out;
+  EXPECT_NE(compare.out.find("settings: the same in both runs"), std::string::npos);
+}
+
+TEST(CliBenchServer, ConcurrencyTableShowsPerSessionAndTotal) {
+  FakeServer server;
+  make_speculative(server);
+  server.delay = std::chrono::milliseconds(5);
+  server.timings = [](int, const std::string&) { return make_timings(500, 300, 100, 11); };
+  const auto result = run_cli_on("gb10",
+                                 {"bench", "server", "--url", "http://h:1", "--samples", "2",
+                                  "--warmup", "0", "--concurrency", "1,2,3"},
+                                 {}, {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(server.requests.size(), 2u + 4u + 6u);
+  EXPECT_NE(result.out.find("concurrency (K10)"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("       2             11.0        22.0 [22.0, 22.0]"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("       3             11.0        33.0 [33.0, 33.0]"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST(CliBenchServer, FailedRequestExitsOneAndSavesNothing) {
+  testing::TempDir dir;
+  FakeServer server;
+  make_speculative(server);
+  server.fail_at = 3;
+  const auto result = run_cli_on("gb10", {"bench", "server", "--url", "http://h:1", "--save", "x"},
+                                 state_env(dir), {}, with(server));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("request cli-readme/4 (session 1 of 1) failed"), std::string::npos)
+      << result.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "state" / "gb10tune" / "bench" / "x.json"));
+}
+
+// --- bench compare ---------------------------------------------------------------------------
+
+void save(const testing::TempDir& dir, const std::string& name,
+          const bench::ServerBenchResult& result) {
+  dir.write("state/gb10tune/bench/" + name + ".json", bench::result_to_json(result).dump(2));
+}
+
+TEST(CliBenchCompare, TextMatchesGolden) {
+  testing::TempDir dir;
+  save(dir, "n3",
+       testing::make_result({20.1, 20.5, 20.3, 20.8, 20.4, 20.6, 20.2, 20.7, 20.5, 20.4},
+                            {309, 310, 308, 311, 309.5}, {170, 180, 175}, 3));
+  save(dir, "n4",
+       testing::make_result({23.5, 23.9, 23.6, 23.8, 23.7, 24.0, 23.4, 23.7, 23.9, 23.6},
+                            {309, 310, 308, 311, 309.5}, {185, 195, 190}, 4));
+  const auto result = run_cli_on("gb10", {"bench", "compare", "n3", "n4"}, state_env(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  testing::expect_golden("bench-compare.txt", result.out);
+}
+
+TEST(CliBenchCompare, SeveralChangedSettingsWarn) {
+  testing::TempDir dir;
+  auto a = testing::make_result({20, 21, 22}, {300}, {}, 3);
+  auto b = testing::make_result({20, 21, 22}, {300}, {}, 4);
+  b.provenance.settings["argv:-np"] = "2";
+  save(dir, "a", a);
+  save(dir, "b", b);
+  const auto text = run_cli_on("gb10", {"bench", "compare", "a", "b"}, state_env(dir));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("warning: the runs differ in 2 settings"), std::string::npos) << text.out;
+  const auto js = run_cli_on("gb10", {"bench", "compare", "a", "b", "--json"}, state_env(dir));
+  ASSERT_EQ(js.exit_code, 0);
+  const json doc = json::parse(js.out);
+  EXPECT_EQ(doc["command"], "bench compare");
+  EXPECT_EQ(doc["significant"], false);
+  EXPECT_EQ(doc["setting_differences"].size(), 2u);
+  EXPECT_EQ(doc["metrics"][1]["verdict"], "no significant difference");
+  EXPECT_NE(js.err.find("warning:"), std::string::npos);
+}
+
+TEST(CliBenchCompare, MissingOrBrokenResultsAreUsageErrors) {
+  testing::TempDir dir;
+  save(dir, "base", testing::make_result({20}, {300}));
+  const auto broken = dir.write("broken.json", "{");
+  const auto missing = run_cli_on("gb10", {"bench", "compare", "base", "nope"}, state_env(dir));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no saved result 'nope'"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("saved: base"), std::string::npos) << missing.err;
+  const auto bad =
+      run_cli_on("gb10", {"bench", "compare", "base", broken.string()}, state_env(dir));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("is not valid JSON"), std::string::npos) << bad.err;
+  const auto one = run_cli_on("gb10", {"bench", "compare", "base"}, state_env(dir));
+  EXPECT_EQ(one.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace gb10tune
