@@ -237,10 +237,10 @@ Runner setup_stop(CLI::App& app) {
   sub->add_flag("--all", options->all,
                 "Stop every llama-server process of this user, listed first, including ones "
                 "gb10tune did not start");
-  sub->add_option("--timeout", options->timeout_s, "Seconds to wait after SIGTERM before SIGKILL")
+  sub->add_option("--timeout", options->timeout_s,
+                  "Seconds to wait after SIGTERM before SIGKILL (default 30)")
       ->check(CLI::Range(0.0, 3600.0))
-      ->option_text("SECONDS")
-      ->capture_default_str();
+      ->option_text("SECONDS");
   sub->add_flag("--json", options->json, "Print one JSON document");
   sub->footer(
       "Exit codes: 0 stopped, or nothing to stop; 1 a process could not be stopped; 2 usage "

@@ -80,6 +80,11 @@ Expected<Child> Child::spawn(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output_fd, STDERR_FILENO);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Descriptors the caller inherited without close-on-exec (a pipe of the shell that ran
+  // gb10tune, say) must not stay open for the server's lifetime.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+#endif
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

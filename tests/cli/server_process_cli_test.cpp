@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "gb10tune/launch/server_process.hpp"
@@ -79,9 +80,18 @@ Started start(const launch::StartRequest& request,
 
 TEST(CliServerProcess, StartsRecordsAndStops) {
   Fixture f;
+  std::optional<launch::LaunchLock> lock;
+  {
+    auto acquired = launch::LaunchLock::acquire(f.paths);
+    ASSERT_TRUE(acquired) << acquired.error().message;
+    lock.emplace(std::move(acquired).value());
+  }
   const Started started = start(f.request({{"STANDIN_LOAD_MS", "400"}}));
   ASSERT_TRUE(started.result) << started.result.error().message;
   const int pid = started.result->pid;
+  // The server did not inherit the lock: released here, it is free while the server runs.
+  lock.reset();
+  EXPECT_TRUE(launch::LaunchLock::acquire(f.paths));
   EXPECT_TRUE(alive(pid));
   EXPECT_GE(started.result->to_ready, 300ms);
 
@@ -125,6 +135,26 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   EXPECT_FALSE(std::filesystem::exists(f.paths.lock));
   EXPECT_TRUE(contains(read_text(f.paths.log), "==== gb10tune stop: pid " + std::to_string(pid)));
   EXPECT_EQ(launch::check_pid_file(platform::Sysroot(), f.paths).state, PidFileState::none);
+}
+
+TEST(CliServerProcess, StartedThroughASymlinkIsStillRecognisedAfterItMoves) {
+  Fixture f;
+  const auto link = f.dir.path() / "llama-server";
+  std::filesystem::create_symlink(stand_in_server_path(), link);
+  auto request = f.request({{"STANDIN_LOAD_MS", "100"}});
+  request.argv[0] = link.string();
+  const Started started = start(request);
+  ASSERT_TRUE(started.result) << started.result.error().message;
+  const auto record = launch::read_launch_record(f.paths.record);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->server_path, stand_in_server_path().string());
+  EXPECT_EQ(record->argv.front(), link.string());
+  // The user re-points the link (a new build): the running server is still ours.
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink("/bin/true", link);
+  EXPECT_EQ(launch::check_pid_file(platform::Sysroot(), f.paths).state, PidFileState::running);
+  ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
+  reap(started.result->pid);
 }
 
 TEST(CliServerProcess, TheLogIsAppendedToAcrossStarts) {

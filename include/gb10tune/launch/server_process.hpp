@@ -76,7 +76,10 @@ struct StartRequest {
   StatePaths paths;
   platform::Url url;                                             // where to poll /health
   std::chrono::milliseconds timeout = std::chrono::minutes(10);  // restarts on log progress
-  LaunchRecord record;  // pid, start time (and an empty log_path/server_path) filled in here
+  // Written as given, except: pid, start_time_ticks and server_path (the executable as the
+  // kernel resolved it) are set here, and empty argv, url, log_path, launched_at and
+  // gb10tune_version are filled in.
+  LaunchRecord record;
 };
 
 // A server that answered /health with 200.

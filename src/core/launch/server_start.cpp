@@ -241,7 +241,11 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   LaunchRecord record = request.record;
   record.pid = result.pid;
   record.start_time_ticks = result.start_time_ticks;
-  if (record.server_path.empty()) {
+  // The executable as the kernel resolved it (symlinks followed): what stop compares
+  // /proc/<pid>/exe with later, even if a symlink in argv[0] is re-pointed meanwhile.
+  if (const auto exe = sys::read_process_exe(live, child.pid()); exe && !exe->deleted) {
+    record.server_path = exe->path;
+  } else if (record.server_path.empty()) {
     record.server_path = request.argv[0];
   }
   if (record.argv.empty()) {

@@ -1,0 +1,148 @@
+// What launch adds on top of llama-server's own start (issue 5), measured against the stand-in
+// llama-server (load time 0):
+//   overhead_ms         start_server called → the server's main() entered (CLOCK_REALTIME in
+//                       both processes; the stand-in records its own)
+//   health_to_return_ms /health turned 200 in the server → start_server returned
+//   gb10tune_process_ms the gb10tune binary run end to end (`gb10tune stop`, nothing to stop):
+//                       what starting the tool itself costs before launch's work begins
+// Aims: overhead < 50 ms (the part before exec), health → return < 250 ms.
+// Run: build/bench/launch_bench
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "gb10tune/launch/server_process.hpp"
+#include "gb10tune/platform/process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::int64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str(), nullptr, false);
+}
+
+class TempState {
+ public:
+  TempState() {
+    m_dir = fs::temp_directory_path() / ("gb10tune-launch-bench-" + std::to_string(::getpid()));
+    fs::create_directories(m_dir);
+  }
+  ~TempState() {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  const fs::path& dir() const { return m_dir; }
+
+ private:
+  fs::path m_dir;
+};
+
+void BM_StartServer(benchmark::State& state) {
+  TempState temp;
+  const auto paths = gb10tune::launch::StatePaths::under(temp.dir() / "state");
+  const fs::path record_file = temp.dir() / "standin.json";
+  double overhead_ms = 0;
+  double health_ms = 0;
+  double worst_health_ms = 0;
+  for (auto _ : state) {
+    std::error_code ec;
+    fs::remove(record_file, ec);
+    const int port = free_port();
+    gb10tune::launch::StartRequest request;
+    request.argv = {GB10TUNE_STAND_IN_SERVER, "--port", std::to_string(port)};
+    request.env = gb10tune::platform::Environment::current();
+    request.env.set("STANDIN_LOAD_MS", "0");
+    request.env.set("STANDIN_RECORD", record_file.string());
+    request.paths = paths;
+    request.url = gb10tune::platform::Url{"http", "127.0.0.1", port, ""};
+    const std::atomic<bool> never{false};
+
+    const std::int64_t called = realtime_ns();
+    const auto started = gb10tune::launch::start_server(request, {}, never);
+    const std::int64_t returned = realtime_ns();
+
+    state.PauseTiming();
+    if (!started) {
+      state.SkipWithError(started.error().message.c_str());
+      break;
+    }
+    // The stand-in rewrites its record just after /health turns 200: wait for that version.
+    auto record = read_json(record_file);
+    for (int i = 0; i < 200 && !record.contains("ready_realtime_ns"); ++i) {
+      std::this_thread::sleep_for(5ms);
+      record = read_json(record_file);
+    }
+    const double overhead =
+        static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called) / 1e6;
+    const double health =
+        static_cast<double>(returned - record.value("ready_realtime_ns", std::int64_t{0})) / 1e6;
+    overhead_ms += overhead;
+    health_ms += health;
+    worst_health_ms = std::max(worst_health_ms, health);
+    (void)gb10tune::launch::stop_server(gb10tune::platform::Sysroot(), paths, 5s);
+    int status = 0;
+    ::waitpid(started->pid, &status, 0);
+    state.ResumeTiming();
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["overhead_ms"] = overhead_ms / n;
+  state.counters["health_to_return_ms"] = health_ms / n;
+  state.counters["health_to_return_max_ms"] = worst_health_ms;
+}
+BENCHMARK(BM_StartServer)->Iterations(30)->Unit(benchmark::kMillisecond);
+
+void BM_Gb10tuneProcess(benchmark::State& state) {
+  TempState temp;
+  ::setenv("XDG_STATE_HOME", temp.dir().c_str(), 1);
+  double total_ms = 0;
+  for (auto _ : state) {
+    const auto begin = std::chrono::steady_clock::now();
+    const auto run = gb10tune::platform::run_capture({GB10TUNE_BINARY, "stop"}, 10s);
+    total_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    if (!run || run->exit_status != 0) {
+      state.SkipWithError("gb10tune stop failed");
+      break;
+    }
+  }
+  state.counters["gb10tune_process_ms"] = total_ms / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_Gb10tuneProcess)->Iterations(30)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
