@@ -4,8 +4,11 @@
 
 #include <set>
 
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/server/rules.hpp"
 #include "gb10tune/server/settings.hpp"
+#include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::verify {
@@ -120,10 +123,19 @@ FlagsOutcome check_flags(const platform::Sysroot& root, const ProcessSnapshot& s
   outcome.findings.push_back(std::move(sources));
 
   server::RuleInput rule_input;
+  rule_input.gb10 = sys::is_gb10_machine(root);
   if (record != nullptr) {
     rule_input.model_has_mtp = record->model_has_mtp;
     if (record->model_layers > 0) {
       rule_input.model_layers = record->model_layers;
+    }
+  } else if (const auto* model = settings.get("-m")) {
+    // No launch record: the model's own header says whether it has an MTP head.
+    if (const auto file = gguf::read_gguf(root.resolve(model->value).string())) {
+      if (const auto facts = model::describe_model(*file); facts && facts->supported) {
+        rule_input.model_has_mtp = facts->has_mtp();
+        rule_input.model_layers = facts->main_layer_count;
+      }
     }
   }
   for (Finding& finding : server::check_rules(settings, rule_input)) {
