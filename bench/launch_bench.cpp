@@ -1,11 +1,13 @@
 // What launch adds on top of llama-server's own start (issue 5), measured against the stand-in
-// llama-server (load time 0):
-//   overhead_ms         start_server called → the server's main() entered (CLOCK_REALTIME in
-//                       both processes; the stand-in records its own)
-//   health_to_return_ms /health turned 200 in the server → start_server returned
-//   gb10tune_process_ms the gb10tune binary run end to end (`gb10tune stop`, nothing to stop):
-//                       what starting the tool itself costs before launch's work begins
-// Aims: overhead < 50 ms (the part before exec), health → return < 250 ms.
+// llama-server (load time 0), which records CLOCK_REALTIME at main() entry and when its /health
+// turned 200:
+//   BM_LaunchBinary   the real `gb10tune launch` (model header, plan, the server's --help, the
+//                     clean environment, the lock, the start):
+//     overhead_ms          gb10tune started → the server's main() entered
+//     health_to_return_ms  /health turned 200 → gb10tune exited
+//   BM_StartServer    start_server alone (the process side): the same two figures
+//   BM_Gb10tuneProcess  `gb10tune stop` with nothing to stop: the cost of starting the tool
+// Aims: overhead < 50 ms, health → return < 250 ms.
 // Run: build/bench/launch_bench
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
@@ -24,6 +26,7 @@
 
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/process.hpp"
+#include "support/test_models.hpp"
 
 namespace {
 
@@ -55,6 +58,16 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(text.str(), nullptr, false);
 }
 
+// The stand-in rewrites its record just after /health turns 200: waits for that version.
+nlohmann::json read_ready_record(const fs::path& path) {
+  auto record = read_json(path);
+  for (int i = 0; i < 200 && !record.contains("ready_realtime_ns"); ++i) {
+    std::this_thread::sleep_for(5ms);
+    record = read_json(path);
+  }
+  return record;
+}
+
 class TempState {
  public:
   TempState() {
@@ -70,6 +83,65 @@ class TempState {
  private:
   fs::path m_dir;
 };
+
+void BM_LaunchBinary(benchmark::State& state) {
+  TempState temp;
+  const fs::path model = temp.dir() / "model.gguf";
+  gb10tune::testing::report_model().write(model);
+  const fs::path record_file = temp.dir() / "standin.json";
+  ::setenv("XDG_STATE_HOME", (temp.dir() / "state").c_str(), 1);
+  ::setenv("XDG_CONFIG_HOME", (temp.dir() / "config").c_str(), 1);
+  ::setenv("STANDIN_LOAD_MS", "0", 1);
+  ::setenv("STANDIN_RECORD", record_file.c_str(), 1);
+  const auto paths = gb10tune::launch::StatePaths::under(temp.dir() / "state" / "gb10tune");
+  double overhead_ms = 0;
+  double health_ms = 0;
+  double worst_overhead_ms = 0;
+  double worst_health_ms = 0;
+  for (auto _ : state) {
+    std::error_code ec;
+    fs::remove(record_file, ec);
+    const std::vector<std::string> argv = {GB10TUNE_BINARY,  "launch",
+                                           "--model",        model.string(),
+                                           "--llama-server", GB10TUNE_STAND_IN_SERVER,
+                                           "--profile",      "single-slot",
+                                           "--ctx-per-slot", "4096",
+                                           "--port",         std::to_string(free_port()),
+                                           "--reserve",      "0",
+                                           "--overhead",     "0",
+                                           "--cache-ram",    "0"};
+    const std::int64_t called = realtime_ns();
+    const auto run = gb10tune::platform::run_capture(argv, 60s);
+    const std::int64_t returned = realtime_ns();
+
+    state.PauseTiming();
+    if (!run || run->exit_status != 0) {
+      state.SkipWithError(run ? run->output.c_str() : run.error().message.c_str());
+      break;
+    }
+    const auto record = read_ready_record(record_file);
+    const double overhead =
+        static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called) / 1e6;
+    const double health =
+        static_cast<double>(returned - record.value("ready_realtime_ns", std::int64_t{0})) / 1e6;
+    overhead_ms += overhead;
+    health_ms += health;
+    worst_overhead_ms = std::max(worst_overhead_ms, overhead);
+    worst_health_ms = std::max(worst_health_ms, health);
+    (void)gb10tune::launch::stop_server(gb10tune::platform::Sysroot(), paths, 5s);
+    state.ResumeTiming();
+  }
+  for (const char* name :
+       {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "STANDIN_LOAD_MS", "STANDIN_RECORD"}) {
+    ::unsetenv(name);
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["overhead_ms"] = overhead_ms / n;
+  state.counters["overhead_max_ms"] = worst_overhead_ms;
+  state.counters["health_to_return_ms"] = health_ms / n;
+  state.counters["health_to_return_max_ms"] = worst_health_ms;
+}
+BENCHMARK(BM_LaunchBinary)->Iterations(20)->Unit(benchmark::kMillisecond);
 
 void BM_StartServer(benchmark::State& state) {
   TempState temp;
@@ -100,12 +172,7 @@ void BM_StartServer(benchmark::State& state) {
       state.SkipWithError(started.error().message.c_str());
       break;
     }
-    // The stand-in rewrites its record just after /health turns 200: wait for that version.
-    auto record = read_json(record_file);
-    for (int i = 0; i < 200 && !record.contains("ready_realtime_ns"); ++i) {
-      std::this_thread::sleep_for(5ms);
-      record = read_json(record_file);
-    }
+    const auto record = read_ready_record(record_file);
     const double overhead =
         static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called) / 1e6;
     const double health =
