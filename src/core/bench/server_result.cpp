@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gb10tune/util/json_field.hpp"
 #include "gb10tune/version.hpp"
-
 namespace gb10tune::bench {
 
 namespace {
@@ -71,25 +71,6 @@ nlohmann::json level_json(const LevelResult& level) {
 }
 
 // Reads field `name` of `doc` into `target`; false (with `error` set) when absent or mistyped.
-template <class T>
-bool get_field(const nlohmann::json& doc, const char* name, T& target, std::string& error) {
-  if (!doc.is_object()) {
-    error = fmt::format("an object was expected where '{}' should be", name);
-    return false;
-  }
-  const auto it = doc.find(name);
-  if (it == doc.end()) {
-    error = fmt::format("field '{}' is missing", name);
-    return false;
-  }
-  try {
-    target = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    error = fmt::format("field '{}' has the wrong type ({})", name, it->type_name());
-    return false;
-  }
-  return true;
-}
 
 bool read_timings(const nlohmann::json& doc, ServerTimings& t, std::string& error) {
   if (!(get_field(doc, "prompt_n", t.prompt_n, error) &&

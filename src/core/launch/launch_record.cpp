@@ -6,29 +6,13 @@
 #include <sstream>
 
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/util/json_field.hpp"
 
 namespace gb10tune::launch {
 
 namespace {
 
 constexpr int kSchemaVersion = 1;
-
-// Reads field `name` of `doc` into `target`; false (with `error` set) when absent or mistyped.
-template <class T>
-bool get_field(const nlohmann::json& doc, const char* name, T& target, std::string& error) {
-  const auto it = doc.find(name);
-  if (it == doc.end()) {
-    error = fmt::format("field '{}' is missing", name);
-    return false;
-  }
-  try {
-    target = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    error = fmt::format("field '{}' has the wrong type ({})", name, it->type_name());
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
