@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 
 #include "bandwidth_kernels.cuh"
 #include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/kernels/copy_path.hpp"
 
 namespace gb10tune::kernels {
 
@@ -48,11 +50,17 @@ constexpr int kCopyUnroll = 8;
 constexpr Load kCopyLoad = Load::nc_el;
 constexpr Store kCopyStore = Store::ef;
 constexpr int kCopyBlock = 1024;
-constexpr const char* kCopyId = "copy/block_tile/u8/nc_el/ef";
 
 constexpr auto kReadKernel = detail::read_kernel<kReadLayout, kReadUnroll, kReadLoad>;
 constexpr auto kWriteKernel = detail::write_kernel<kWriteLayout, kWriteUnroll, kWriteStore>;
 constexpr auto kCopyKernel = detail::copy_kernel<kCopyLayout, kCopyUnroll, kCopyLoad, kCopyStore>;
+
+// Bulk copies in lockstep (sm_90+), the two shapes of copy_path.hpp.
+template <CopyPath P>
+constexpr auto kBulkKernel =
+    detail::bulk_copy_kernel<bulk_shape(P).chunk_bytes, bulk_shape(P).stages, bulk_shape(P).ahead,
+                             bulk_shape(P).lag>;
+constexpr int kBulkThreads = 32;
 
 // Pattern seeds: distinct per role so that a buffer left over from another role never passes.
 constexpr std::uint32_t kReadSeed = 0x9e3779b9u;
@@ -333,8 +341,45 @@ Shape write_shape(const DeviceFacts& facts, std::uint64_t bytes) {
   return shape_for(kWriteKernel, kWriteBlock, kWriteUnroll, facts, bytes / 16);
 }
 
-Shape copy_shape(const DeviceFacts& facts, std::uint64_t bytes) {
-  return shape_for(kCopyKernel, kCopyBlock, kCopyUnroll, facts, bytes / 16);
+// The copy kernel for this device and its launch shape.
+struct CopyLaunch {
+  CopyPath path = CopyPath::vector;
+  Shape shape;
+  int shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// The bulk kernel of a bulk path.
+auto bulk_kernel(CopyPath path) {
+  return path == CopyPath::bulk_wide ? kBulkKernel<CopyPath::bulk_wide>
+                                     : kBulkKernel<CopyPath::bulk_compact>;
+}
+
+// Picks the copy path (copy_path.hpp) from what the bulk kernel was compiled for on this device
+// and the shared memory a block may have, then sizes the grid.
+CopyLaunch plan_copy(const DeviceFacts& facts, std::uint64_t bytes) {
+  cudaFuncAttributes attrs{};
+  check(cudaFuncGetAttributes(&attrs, kBulkKernel<CopyPath::bulk_wide>),
+        "cudaFuncGetAttributes (bulk copy)");
+  const int optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, facts.ordinal);
+  const std::uint64_t available =
+      static_cast<std::uint64_t>(std::max(optin - static_cast<int>(attrs.sharedSizeBytes), 0));
+  CopyLaunch launch;
+  launch.path = choose_copy_path(attrs.ptxVersion, available);
+  if (launch.path == CopyPath::vector) {
+    launch.shape = shape_for(kCopyKernel, kCopyBlock, kCopyUnroll, facts, bytes / 16);
+    return launch;
+  }
+  const auto kernel = bulk_kernel(launch.path);
+  launch.shared_bytes = static_cast<int>(bulk_shared_bytes(launch.path));
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             launch.shared_bytes),
+        "cudaFuncSetAttribute (bulk copy shared memory)");
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBulkThreads,
+                                                      launch.shared_bytes),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor (bulk copy)");
+  launch.shape = Shape{bulk_grid(launch.path, facts.sm_count, per_sm, bytes), kBulkThreads};
+  return launch;
 }
 
 // The buffer as n_vec vectors + tail bytes.
@@ -365,11 +410,19 @@ void launch_write(const Shape& s, void* dst, std::uint64_t bytes, std::uint32_t 
   check_launch("write kernel launch");
 }
 
-void launch_copy(const Shape& s, const void* src, void* dst, std::uint64_t bytes,
-                 cudaStream_t stream) {
+// `sync`: the bulk kernels' lockstep state (zeroed once; unused by the vector kernel).
+void launch_copy(const CopyLaunch& c, const void* src, void* dst, std::uint64_t bytes,
+                 detail::BulkCopySync* sync, cudaStream_t stream) {
   const Geometry g = geometry(bytes);
-  kCopyKernel<<<s.grid, s.block, 0, stream>>>(static_cast<const uint4*>(src),
-                                              static_cast<uint4*>(dst), g.n_vec, g.tail);
+  const auto* from = static_cast<const uint4*>(src);
+  auto* to = static_cast<uint4*>(dst);
+  const Shape& s = c.shape;
+  if (c.path == CopyPath::vector) {
+    kCopyKernel<<<s.grid, s.block, 0, stream>>>(from, to, g.n_vec, g.tail);
+  } else {
+    bulk_kernel(c.path)<<<s.grid, s.block, c.shared_bytes, stream>>>(from, to, g.n_vec, g.tail,
+                                                                     sync);
+  }
   check_launch("copy kernel launch");
 }
 
@@ -693,10 +746,17 @@ void run_copy(Context& ctx) {
 
   RunSteps steps;
   Shape shape;
+  std::optional<Buffer> sync;  // the bulk kernels' lockstep state, zeroed once
   if (spec.operation == Operation::copy) {
-    shape = copy_shape(ctx.facts, spec.bytes);
-    ctx.result.kernel = kCopyId;
-    steps.body = [&](cudaStream_t s) { launch_copy(shape, src.get(), dst.get(), spec.bytes, s); };
+    const CopyLaunch copy = plan_copy(ctx.facts, spec.bytes);
+    shape = copy.shape;
+    ctx.result.kernel = copy_kernel_id(copy.path);
+    sync.emplace(Allocator::device, sizeof(detail::BulkCopySync));
+    auto* state = static_cast<detail::BulkCopySync*>(sync->get());
+    check(cudaMemsetAsync(state, 0, sizeof *state, ctx.stream), "cudaMemsetAsync (lockstep)");
+    steps.body = [&, copy, state](cudaStream_t s) {
+      launch_copy(copy, src.get(), dst.get(), spec.bytes, state, s);
+    };
   } else {
     ctx.result.kernel = "cudaMemcpyAsync/d2d";
     steps.body = [&](cudaStream_t s) {

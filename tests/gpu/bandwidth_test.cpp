@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "gb10tune/kernels/copy_path.hpp"
+
 namespace gb10tune::kernels {
 namespace {
 
@@ -79,6 +81,51 @@ TEST(KernelNames, AreStableAndRoundTrip) {
   for (const Operation o : kAllOperations)
     EXPECT_EQ(parse_operation(to_string(o)), o);
   EXPECT_FALSE(parse_allocator("cudaMalloc").has_value());
+}
+
+TEST(KernelCopyPath, BulkNeedsSm90CodeAndTheSharedMemory) {
+  // H100/H200: up to 227 KiB of shared memory per block.
+  EXPECT_EQ(choose_copy_path(90, 227 * 1024 - 128), CopyPath::bulk_wide);
+  // GB10-class (sm_12x): ~99 KiB per block.
+  EXPECT_EQ(choose_copy_path(121, 99 * 1024 - 128), CopyPath::bulk_compact);
+  // Exactly enough, and one byte short.
+  EXPECT_EQ(choose_copy_path(90, bulk_shared_bytes(CopyPath::bulk_wide)), CopyPath::bulk_wide);
+  EXPECT_EQ(choose_copy_path(90, bulk_shared_bytes(CopyPath::bulk_wide) - 1),
+            CopyPath::bulk_compact);
+  EXPECT_EQ(choose_copy_path(90, bulk_shared_bytes(CopyPath::bulk_compact) - 1), CopyPath::vector);
+  // Code JIT-compiled from the compute_80 PTX has no bulk instructions, whatever the device.
+  EXPECT_EQ(choose_copy_path(80, 227 * 1024), CopyPath::vector);
+  EXPECT_EQ(choose_copy_path(0, 227 * 1024), CopyPath::vector);
+}
+
+TEST(KernelCopyPath, SharedMemoryIsStagesTimesChunk) {
+  EXPECT_EQ(bulk_shared_bytes(CopyPath::bulk_wide), 5 * 40 * 1024u);
+  EXPECT_EQ(bulk_shared_bytes(CopyPath::bulk_compact), 3 * 32 * 1024u);
+  EXPECT_EQ(bulk_shared_bytes(CopyPath::vector), 0u);
+  for (const CopyPath p : {CopyPath::bulk_wide, CopyPath::bulk_compact}) {
+    const BulkShape s = bulk_shape(p);
+    EXPECT_EQ(s.chunk_bytes % 16, 0);  // bulk copies move 16-byte multiples
+    EXPECT_GE(s.ahead, 1);
+    EXPECT_LT(s.ahead, s.stages);
+    EXPECT_GE(s.lag, 1);
+  }
+}
+
+TEST(KernelCopyPath, GridIsOneBlockPerResidentSlotButNoMoreThanChunks) {
+  const auto wide = CopyPath::bulk_wide;
+  const std::uint64_t chunk = bulk_shape(wide).chunk_bytes;
+  EXPECT_EQ(bulk_grid(wide, 132, 1, std::uint64_t{1} << 30), 132);
+  EXPECT_EQ(bulk_grid(CopyPath::bulk_compact, 48, 2, std::uint64_t{1} << 30), 96);
+  EXPECT_EQ(bulk_grid(wide, 132, 1, 5 * chunk + 17), 5);
+  EXPECT_EQ(bulk_grid(wide, 132, 1, chunk - 1), 1);  // no whole chunk: one block copies
+  EXPECT_EQ(bulk_grid(wide, 132, 1, 1), 1);
+  EXPECT_EQ(bulk_grid(wide, 0, 0, std::uint64_t{1} << 30), 1);  // unknown device facts
+}
+
+TEST(KernelCopyPath, IdsNameTheShape) {
+  EXPECT_EQ(copy_kernel_id(CopyPath::bulk_wide), "copy/bulk_lockstep/40K/s5/a3/lag2");
+  EXPECT_EQ(copy_kernel_id(CopyPath::bulk_compact), "copy/bulk_lockstep/32K/s3/a1/lag2");
+  EXPECT_EQ(copy_kernel_id(CopyPath::vector), "copy/block_tile/u8/nc_el/ef");
 }
 
 TEST(KernelStub, ReportsNotAvailableWithoutCuda) {
@@ -168,6 +215,33 @@ TEST_F(GpuBandwidth, OddAndTinySizesValidated) {
       const CaseResult r = run_case(make_spec(Allocator::device, op, bytes));
       EXPECT_EQ(r.status, CaseStatus::ok) << bytes << " " << to_string(op) << " " << describe(r);
       EXPECT_TRUE(r.validated) << bytes << " " << to_string(op);
+    }
+  }
+}
+
+// The bulk copy's chunk boundaries, rounds and remainder (sizes around whole rounds of chunks),
+// several launches per sample (the lockstep state resets itself between launches), on every
+// allocator the machine can run.
+TEST_F(GpuBandwidth, CopyValidatedAroundChunkAndRoundBoundaries) {
+  const std::uint64_t chunk = bulk_shape(CopyPath::bulk_wide).chunk_bytes;
+  for (const std::uint64_t bytes : {chunk - 16, chunk, chunk + 1, 7 * chunk + 15, 132 * chunk,
+                                    132 * chunk + 16, 3 * 132 * chunk - 1, 1000 * chunk + 9}) {
+    CaseSpec spec = make_spec(Allocator::device, Operation::copy, bytes);
+    spec.launches_per_sample = 3;
+    const CaseResult r = run_case(spec);
+    EXPECT_EQ(r.status, CaseStatus::ok) << bytes << " " << describe(r);
+    EXPECT_TRUE(r.validated) << bytes;
+    EXPECT_TRUE(r.kernel == copy_kernel_id(CopyPath::bulk_wide) ||
+                r.kernel == copy_kernel_id(CopyPath::bulk_compact) ||
+                r.kernel == copy_kernel_id(CopyPath::vector))
+        << r.kernel;
+  }
+  for (const Allocator a : kAllAllocators) {
+    const CaseResult r = run_case(make_spec(a, Operation::copy, 40 * chunk + 3));
+    std::printf("[ info     ] copy on %-16s %s (%s)\n", std::string(to_string(a)).c_str(),
+                describe(r).c_str(), r.kernel.c_str());
+    if (r.status != CaseStatus::waived) {
+      EXPECT_EQ(r.status, CaseStatus::ok) << to_string(a) << " " << describe(r);
     }
   }
 }

@@ -708,6 +708,219 @@ std::vector<Fixed> study3_variants(int sms) {
   return v;
 }
 
+// Third-attempt bulk copy (copy_tma4_kernel): groups, reverse order, lockstep window, source
+// demotion. One 32-thread block per SM; the lockstep counter (buf.sum) is zeroed before each
+// launch, inside the timed region.
+template <int kChunk, int kStages, int kAhead, int kGroups, bool kReverse, int kLockstep,
+          bool kDemote>
+void add_tma4(std::vector<Fixed>& v, int sms) {
+  auto k = bwtune::copy_tma4_kernel<kChunk, kStages, kAhead, kGroups, kReverse, kLockstep, kDemote>;
+  const int smem = kChunk * kStages;
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem");
+  std::string id = std::string("t4/") + kib(kChunk) + "/s" + std::to_string(kStages) + "/a" +
+                   std::to_string(kAhead) + "/g" + std::to_string(kGroups);
+  if (kReverse)
+    id += "/rev";
+  if (kLockstep > 0)
+    id += "/lock" + std::to_string(kLockstep);
+  if (kDemote)
+    id += "/demote";
+  Variant var{"copy",
+              id,
+              [k, smem](int b) { return occupancy(k, b, smem); },
+              [k, smem](int g, int b, const Buffers& buf) {
+                if (kLockstep > 0)
+                  check(cudaMemsetAsync(buf.sum, 0, 8), "memset");
+                k<<<g, b, smem>>>(buf.a, buf.b, buf.bytes / 16, unsigned(buf.bytes % 16), buf.sum);
+              },
+              {32}};
+  v.push_back({var, 32, sms});
+}
+
+// Fourth study (third attempt): a few streams instead of one window, descending order, a
+// lockstep window, demoting copied source lines, smaller windows.
+std::vector<Fixed> study4_variants(int sms) {
+  using bwtune::Order;
+  using bwtune::Pol;
+  constexpr Order RR = Order::round_robin;
+  constexpr Pol el = Pol::last, ef = Pol::first;
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma<98304, 2, 1, RR, el, ef>(v, sms, 2);
+  add_tma4<98304, 2, 1, 1, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 2, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 3, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 4, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 6, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 12, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 33, false, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, true, 0, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 1, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 2, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 4, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 8, false>(v, sms);
+  add_tma4<32768, 6, 3, 1, false, 2, false>(v, sms);
+  add_tma4<32768, 6, 3, 1, false, 4, false>(v, sms);
+  add_tma4<32768, 6, 3, 1, false, 8, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 0, true>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 2, true>(v, sms);
+  add_tma4<65536, 3, 2, 1, false, 0, true>(v, sms);
+  add_tma4<98304, 2, 1, 4, false, 2, false>(v, sms);
+  add_tma4<32768, 2, 1, 1, false, 0, false>(v, sms);
+  add_tma4<65536, 2, 1, 1, false, 0, false>(v, sms);
+  add_tma4<16384, 4, 2, 1, false, 0, false>(v, sms);
+  return v;
+}
+
+// Fifth study (third attempt, second call): the lockstep window, by chunk size, depth and
+// window width (D rounds of the grid).
+std::vector<Fixed> study5_variants(int sms) {
+  using bwtune::Order;
+  using bwtune::Pol;
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma<98304, 2, 1, Order::round_robin, Pol::last, Pol::first>(v, sms, 2);
+  add_tma4<32768, 6, 3, 1, false, 1, false>(v, sms);
+  add_tma4<32768, 6, 3, 1, false, 2, false>(v, sms);
+  add_tma4<32768, 6, 3, 1, false, 3, false>(v, sms);
+  add_tma4<32768, 6, 2, 1, false, 2, false>(v, sms);
+  add_tma4<32768, 6, 4, 1, false, 2, false>(v, sms);
+  add_tma4<32768, 4, 2, 1, false, 2, false>(v, sms);
+  add_tma4<16384, 12, 6, 1, false, 2, false>(v, sms);
+  add_tma4<16384, 12, 6, 1, false, 3, false>(v, sms);
+  add_tma4<16384, 12, 6, 1, false, 4, false>(v, sms);
+  add_tma4<16384, 12, 6, 1, false, 6, false>(v, sms);
+  add_tma4<16384, 12, 8, 1, false, 4, false>(v, sms);
+  add_tma4<16384, 8, 4, 1, false, 2, false>(v, sms);
+  add_tma4<16384, 8, 4, 1, false, 4, false>(v, sms);
+  add_tma4<8192, 24, 12, 1, false, 4, false>(v, sms);
+  add_tma4<8192, 24, 12, 1, false, 8, false>(v, sms);
+  add_tma4<8192, 16, 8, 1, false, 4, false>(v, sms);
+  add_tma4<24576, 8, 4, 1, false, 2, false>(v, sms);
+  add_tma4<24576, 8, 4, 1, false, 3, false>(v, sms);
+  add_tma4<49152, 4, 2, 1, false, 1, false>(v, sms);
+  add_tma4<49152, 4, 2, 1, false, 2, false>(v, sms);
+  add_tma4<65536, 3, 2, 1, false, 1, false>(v, sms);
+  add_tma4<65536, 3, 2, 1, false, 2, false>(v, sms);
+  add_tma4<98304, 2, 1, 1, false, 1, false>(v, sms);
+  return v;
+}
+
+// Ring-counter lockstep copy (copy_tma5_kernel), one 32-thread block per SM; the ring is
+// zeroed before each launch, inside the timed region.
+template <int kChunk, int kStages, int kAhead, int kLag>
+void add_tma5(std::vector<Fixed>& v, int sms) {
+  auto k = bwtune::copy_tma5_kernel<kChunk, kStages, kAhead, kLag>;
+  const int smem = kChunk * kStages;
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem");
+  void* ring = nullptr;
+  check(cudaGetSymbolAddress(&ring, bwtune::g_round_ring), "ring");
+  const std::string id = std::string("t5/") + kib(kChunk) + "/s" + std::to_string(kStages) + "/a" +
+                         std::to_string(kAhead) + "/lag" + std::to_string(kLag);
+  Variant var{"copy",
+              id,
+              [k, smem](int b) { return occupancy(k, b, smem); },
+              [k, smem, ring](int g, int b, const Buffers& buf) {
+                check(cudaMemsetAsync(ring, 0, sizeof(bwtune::g_round_ring)), "memset");
+                k<<<g, b, smem>>>(buf.a, buf.b, buf.bytes / 16, unsigned(buf.bytes % 16));
+              },
+              {32}};
+  v.push_back({var, 32, sms});
+}
+
+// Sixth study: ring-counter lockstep by chunk size, depth and lag.
+std::vector<Fixed> study6_variants(int sms) {
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_tma4<32768, 6, 3, 1, false, 1, false>(v, sms);
+  add_tma5<32768, 6, 3, 1>(v, sms);
+  add_tma5<32768, 6, 2, 1>(v, sms);
+  add_tma5<32768, 6, 4, 1>(v, sms);
+  add_tma5<32768, 4, 2, 1>(v, sms);
+  add_tma5<32768, 6, 3, 2>(v, sms);
+  add_tma5<24576, 8, 4, 1>(v, sms);
+  add_tma5<24576, 8, 4, 2>(v, sms);
+  add_tma5<16384, 12, 6, 1>(v, sms);
+  add_tma5<16384, 12, 6, 2>(v, sms);
+  add_tma5<16384, 12, 6, 3>(v, sms);
+  add_tma5<16384, 8, 4, 2>(v, sms);
+  add_tma5<16384, 8, 3, 2>(v, sms);
+  add_tma5<8192, 24, 12, 2>(v, sms);
+  add_tma5<8192, 24, 12, 4>(v, sms);
+  add_tma5<8192, 16, 8, 3>(v, sms);
+  add_tma5<49152, 4, 2, 1>(v, sms);
+  add_tma5<65536, 3, 2, 1>(v, sms);
+  add_tma5<65536, 3, 1, 1>(v, sms);
+  add_tma5<98304, 2, 1, 1>(v, sms);
+  add_tma5<12288, 16, 8, 2>(v, sms);
+  add_tma5<12288, 16, 8, 3>(v, sms);
+  return v;
+}
+
+// The copy kernel of src/kernels (detail::bulk_copy_kernel) with another shape; its lockstep
+// state is zeroed once (the kernel resets it after every launch).
+template <int kChunk, int kStages, int kAhead, int kLag>
+void add_bulk(std::vector<Fixed>& v, int sms) {
+  auto k = detail::bulk_copy_kernel<kChunk, kStages, kAhead, kLag>;
+  const int smem = kChunk * kStages;
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem");
+  detail::BulkCopySync* sync = nullptr;
+  check(cudaMalloc(&sync, sizeof *sync), "cudaMalloc sync");
+  check(cudaMemset(sync, 0, sizeof *sync), "memset sync");
+  const std::string id = std::string("bulk/") + kib(kChunk) + "/s" + std::to_string(kStages) +
+                         "/a" + std::to_string(kAhead) + "/lag" + std::to_string(kLag);
+  Variant var{"copy",
+              id,
+              [k, smem](int b) { return occupancy(k, b, smem); },
+              [k, smem, sync](int g, int b, const Buffers& buf) {
+                k<<<g, b, smem>>>(buf.a, buf.b, buf.bytes / 16, unsigned(buf.bytes % 16), sync);
+              },
+              {32}};
+  v.push_back({var, 32, sms});
+}
+
+// Seventh study: the shipped lockstep kernel around its shape (chunk, depth, lag).
+std::vector<Fixed> study7_variants(int sms) {
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_bulk<32768, 6, 3, 2>(v, sms);
+  add_tma5<32768, 6, 3, 2>(v, sms);
+  add_bulk<32768, 6, 3, 3>(v, sms);
+  add_bulk<32768, 6, 2, 2>(v, sms);
+  add_bulk<32768, 6, 4, 2>(v, sms);
+  add_bulk<32768, 5, 2, 2>(v, sms);
+  add_bulk<32768, 3, 1, 2>(v, sms);
+  add_bulk<24576, 8, 4, 2>(v, sms);
+  add_bulk<24576, 8, 4, 3>(v, sms);
+  add_bulk<24576, 9, 4, 2>(v, sms);
+  add_bulk<28672, 7, 3, 2>(v, sms);
+  add_bulk<40960, 5, 2, 2>(v, sms);
+  add_bulk<40960, 5, 3, 2>(v, sms);
+  add_bulk<49152, 4, 2, 2>(v, sms);
+  add_bulk<20480, 10, 5, 2>(v, sms);
+  add_bulk<20480, 10, 5, 3>(v, sms);
+  return v;
+}
+
+// Eighth study: the shipped kernel (clock64 timeout every 64 polls) against the ring-counter
+// kernel of study 6, chunk sizes 32-48 KiB, and shapes for ~100 KiB of shared memory.
+std::vector<Fixed> study8_variants(int sms) {
+  std::vector<Fixed> v;
+  add_vec<Layout::block_tile, 8, Load::nc_el, Store::ef>(v, 1024, 2 * sms);
+  add_bulk<32768, 6, 3, 2>(v, sms);
+  add_tma5<32768, 6, 3, 2>(v, sms);
+  add_bulk<40960, 5, 2, 2>(v, sms);
+  add_bulk<40960, 5, 3, 2>(v, sms);
+  add_bulk<45056, 5, 2, 2>(v, sms);
+  add_bulk<36864, 6, 3, 2>(v, sms);
+  add_bulk<49152, 4, 2, 2>(v, sms);
+  add_bulk<32768, 6, 3, 3>(v, sms);
+  add_bulk<32768, 3, 1, 2>(v, sms);
+  add_bulk<40960, 2, 1, 2>(v, sms);
+  add_bulk<24576, 4, 2, 2>(v, sms);
+  return v;
+}
+
 // First study (call 1): region vs round-robin TMA pipelines, grid sizes, batched phases,
 // L2 policies, persistent-grid 16-byte copies.
 std::vector<Fixed> study_variants(int sms) {
@@ -860,7 +1073,12 @@ int study(int which, const std::string& only, int n_final, double persist_mib) {
     check(cudaMemcpy(&got, full.sum, 8, cudaMemcpyDeviceToHost), "checksum");
     return std::uint64_t{got};
   };
-  std::vector<Fixed> all = which == 3   ? study3_variants(sms)
+  std::vector<Fixed> all = which == 8   ? study8_variants(sms)
+                           : which == 7 ? study7_variants(sms)
+                           : which == 6 ? study6_variants(sms)
+                           : which == 5 ? study5_variants(sms)
+                           : which == 4 ? study4_variants(sms)
+                           : which == 3 ? study3_variants(sms)
                            : which == 2 ? study2_variants(sms)
                                         : study_variants(sms);
   std::vector<Fixed*> chosen;
@@ -966,16 +1184,21 @@ int main(int argc, char** argv) {
     return sweep(argc > 2 ? std::atof(argv[2]) : 4.0, argc > 3 ? argv[3] : "");
   if (mode == "cases")
     return cases(argc > 2 ? std::atof(argv[2]) : 1024.0, argc > 3 ? argv[3] : "");
-  if (mode == "study" || mode == "study2" || mode == "study3") {
-    return study(mode == "study3"   ? 3
+  if (mode.rfind("study", 0) == 0 && mode.size() <= 6) {
+    return study(mode == "study8"   ? 8
+                 : mode == "study7" ? 7
+                 : mode == "study6" ? 6
+                 : mode == "study5" ? 5
+                 : mode == "study4" ? 4
+                 : mode == "study3" ? 3
                  : mode == "study2" ? 2
                                     : 1,
                  argc > 2 ? argv[2] : "", argc > 3 ? std::atoi(argv[3]) : 8,
                  argc > 4 ? std::atof(argv[4]) : 0);
   }
-  std::fprintf(
-      stderr,
-      "usage: bwtune sweep [GiB [prefix]] | bwtune cases [MiB [allocator]] | "
-      "bwtune study|study2|study3 [prefix [finalists per size [persisting L2 MiB, -1 max]]]\n");
+  std::fprintf(stderr,
+               "usage: bwtune sweep [GiB [prefix]] | bwtune cases [MiB [allocator]] | "
+               "bwtune study|study2|study3|study4|study5|study6|study7|study8 [prefix [finalists "
+               "per size [persisting L2 MiB, -1 max]]]\n");
   return 2;
 }

@@ -561,4 +561,142 @@ __global__ void copy_tensor_kernel(const __grid_constant__ CUtensorMap src_map,
   copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
 }
 
+// ---- Third copy attempt (2026-11-29): orders, lockstep and source demotion ------------------
+// Like copy_tma_kernel (one warp per block; lane 0 drives the bulk copies), plus:
+// - kGroups > 1: the grid is split into kGroups groups and the buffer into kGroups contiguous
+//   regions; each group deals its region's chunks round-robin (a few streams, as several copy
+//   engines would run);
+// - kReverse: chunks in descending address order;
+// - kLockstep = D > 0: a block issues the load of chunk c only after chunks 0 .. c - D * gridDim
+//   were issued by the whole grid (a global counter, zeroed before each launch), so the grid's
+//   window stays D rounds wide instead of drifting apart;
+// - kDemote: once a chunk is stored, its source lines are set back to L2 evict_normal, so the
+//   evict_last lines never pile up in the L2.
+template <int kChunk, int kStages, int kAhead, int kGroups, bool kReverse, int kLockstep,
+          bool kDemote>
+__global__ void copy_tma4_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                 std::uint64_t n_vec, unsigned tail, unsigned long long* progress) {
+  static_assert(kChunk % 16 == 0 && kAhead >= 1 && kAhead < kStages && kGroups >= 1);
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  const unsigned lane = threadIdx.x;
+  if (threadIdx.x < 32) {
+    if (lane == 0)
+      tma_init<kStages>(full);
+    __syncwarp();
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t lp = policy<Pol::last>();
+    const std::uint64_t sp = policy<Pol::first>();
+    // This block's chunks: group g_id of kGroups, index i among the group's blocks.
+    const std::uint64_t per_group = gridDim.x / kGroups;
+    const std::uint64_t g_id = blockIdx.x / per_group;
+    const std::uint64_t i = blockIdx.x % per_group;
+    const std::uint64_t lo = n_chunks * g_id / kGroups;
+    const std::uint64_t len = g_id < kGroups ? n_chunks * (g_id + 1) / kGroups - lo : 0;
+    const std::uint64_t count = len > i ? (len - i + per_group - 1) / per_group : 0;
+    auto chunk_of = [&](std::uint64_t k) {
+      const std::uint64_t c = lo + i + k * per_group;
+      return kReverse ? n_chunks - 1 - c : c;
+    };
+    for (std::uint64_t k = 0; k < count + kAhead; ++k) {
+      if (k < count && lane == 0) {
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        if constexpr (kLockstep > 0) {
+          const std::uint64_t c = lo + i + k * per_group;  // position in issue order
+          const std::uint64_t lag = std::uint64_t(kLockstep) * gridDim.x;
+          if (c >= lag) {
+            while (*reinterpret_cast<volatile unsigned long long*>(progress) < c - lag + 1)
+              __nanosleep(64);
+          }
+        }
+        tma_load<Pol::last>(stages + s * kChunk, from + chunk_of(k) * kChunk, kChunk, &full[s], lp);
+        if constexpr (kLockstep > 0)
+          atomicAdd(progress, 1ull);
+      }
+      if (k >= kAhead) {
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        if (lane == 0)
+          tma_store<Pol::first>(to + chunk_of(j) * kChunk, stages + s * kChunk, kChunk, sp);
+        if constexpr (kDemote) {
+          const unsigned char* done = from + chunk_of(j) * kChunk;
+          for (int off = int(lane) * 128; off < kChunk; off += 32 * 128)
+            asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(done + off)
+                         : "memory");
+        }
+      }
+      __syncwarp();
+    }
+    if (lane == 0)
+      bulk_wait_all();
+  }
+#endif
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
+}
+
+// Lockstep without one hot counter: a ring of kRing round counters, each in its own 256-byte
+// line (so that the atomics of consecutive rounds go to different L2 slices). Block b copies
+// chunks b, b + grid, ... (round k = its k-th chunk); it issues round k's load only once every
+// block has issued round k - kLag, i.e. once the counter of that round reached the grid size.
+// A round waited for is always complete (the block's own later chunk exists), and a ring slot
+// is reused only after its previous round was complete (kRing > kLag), so slot r % kRing holds
+// grid * (r / kRing + 1) when round r is done. The ring must be zero before each launch.
+constexpr int kRing = 16;
+constexpr int kRingStride = 32;  // u64 per slot: 256 bytes
+__device__ unsigned long long g_round_ring[kRing * kRingStride];
+
+template <int kChunk, int kStages, int kAhead, int kLag>
+__global__ void copy_tma5_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                 std::uint64_t n_vec, unsigned tail) {
+  static_assert(kChunk % 16 == 0 && kAhead >= 1 && kAhead < kStages && kLag >= 1 && kLag < kRing);
+  std::uint64_t n_chunks = 0;
+#if GB10TUNE_HAVE_BULK_COPY
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  n_chunks = n_vec * 16 / kChunk;
+  if (threadIdx.x == 0) {
+    tma_init<kStages>(full);
+    const auto* from = reinterpret_cast<const unsigned char*>(src);
+    auto* to = reinterpret_cast<unsigned char*>(dst);
+    const std::uint64_t lp = policy<Pol::last>();
+    const std::uint64_t sp = policy<Pol::first>();
+    const ChunkRange r = chunk_range<Order::round_robin>(n_chunks);
+    for (std::uint64_t k = 0; k < r.count + kAhead; ++k) {
+      if (k < r.count) {
+        const int s = static_cast<int>(k % kStages);
+        if (k >= kStages)
+          bulk_wait_read<kStages - kAhead - 1>();
+        if (k >= kLag) {
+          const std::uint64_t done = k - kLag;
+          const unsigned long long want = gridDim.x * (done / kRing + 1);
+          const auto* slot = reinterpret_cast<volatile unsigned long long*>(
+              &g_round_ring[(done % kRing) * kRingStride]);
+          while (*slot < want)
+            __nanosleep(32);
+        }
+        tma_load<Pol::last>(stages + s * kChunk, from + (r.first + k * r.step) * kChunk, kChunk,
+                            &full[s], lp);
+        atomicAdd(&g_round_ring[(k % kRing) * kRingStride], 1ull);
+      }
+      if (k >= kAhead) {
+        const std::uint64_t j = k - kAhead;
+        const int s = static_cast<int>(j % kStages);
+        bulk_wait(&full[s], static_cast<std::uint32_t>((j / kStages) & 1));
+        tma_store<Pol::first>(to + (r.first + j * r.step) * kChunk, stages + s * kChunk, kChunk,
+                              sp);
+      }
+    }
+    bulk_wait_all();
+  }
+#endif
+  copy_rest(src, dst, n_chunks * kChunk / 16, n_vec, tail);
+}
+
 }  // namespace bwtune
