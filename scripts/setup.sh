@@ -35,8 +35,14 @@ if [ "$cuda" != OFF ] && [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null; 
 fi
 
 build_type=Release
-if [ "$sanitize" = ON ]; then build_type=Debug; fi  # -O0 keeps the sanitizer build quick
+extra=()
+if [ "$sanitize" = ON ]; then
+  # -O0 with line tables only (-g1): sanitizer reports keep file:line, the build stays short.
+  # The benchmarks are built and timed in the release build only.
+  build_type=Debug
+  extra=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DGB10TUNE_BUILD_BENCHMARKS=OFF)
+fi
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
   -DGB10TUNE_CUDA="$cuda" -DGB10TUNE_SANITIZE="$sanitize" \
-  -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" >/dev/null
+  -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" "${extra[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

@@ -26,11 +26,12 @@ using gb10tune::kernels::detail::is_tail_thread;
 #define GB10TUNE_HAVE_BULK_COPY 0
 #endif
 
-__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 #if GB10TUNE_HAVE_BULK_COPY
+// The helpers that the shipped bulk copy (bandwidth_kernels.cuh) shares with the experiments.
+using gb10tune::kernels::detail::bulk_wait;
+using gb10tune::kernels::detail::bulk_wait_read;
+using gb10tune::kernels::detail::shared_address;
+
 __device__ __forceinline__ void bulk_barrier_init(std::uint64_t* bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
 }
@@ -47,29 +48,11 @@ __device__ __forceinline__ void bulk_load(void* smem, const void* gmem, std::uin
       : "memory");
 }
 
-__device__ __forceinline__ void bulk_wait(std::uint64_t* bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
-        "selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(shared_address(bar)), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
-
 __device__ __forceinline__ void bulk_store(void* gmem, const void* smem, std::uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem),
                "r"(shared_address(smem)), "r"(bytes)
                : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-
-// Waits until at most N committed store groups still read shared memory.
-template <int N>
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void bulk_wait_all() {
