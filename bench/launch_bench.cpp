@@ -19,13 +19,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/util/text_file.hpp"
 #include "support/test_models.hpp"
 
 namespace {
@@ -52,10 +52,7 @@ int free_port() {
 }
 
 nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, false);
+  return nlohmann::json::parse(gb10tune::read_text_file(path).value_or(""), nullptr, false);
 }
 
 // The stand-in rewrites its record just after /health turns 200: waits for that version.
@@ -67,6 +64,37 @@ nlohmann::json read_ready_record(const fs::path& path) {
   }
   return record;
 }
+
+// The two delays reported, from the stand-in's record: the start call to the server's main(),
+// and /health turning 200 to the call's return; mean and worst over the iterations.
+class Latencies {
+ public:
+  void add(const fs::path& record_file, std::int64_t called_ns, std::int64_t returned_ns) {
+    const auto record = read_ready_record(record_file);
+    const double overhead =
+        static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called_ns) / 1e6;
+    const double health =
+        static_cast<double>(returned_ns - record.value("ready_realtime_ns", std::int64_t{0})) / 1e6;
+    m_overhead_ms += overhead;
+    m_health_ms += health;
+    m_worst_overhead_ms = std::max(m_worst_overhead_ms, overhead);
+    m_worst_health_ms = std::max(m_worst_health_ms, health);
+  }
+
+  void report(benchmark::State& state) const {
+    const auto n = static_cast<double>(state.iterations());
+    state.counters["overhead_ms"] = m_overhead_ms / n;
+    state.counters["overhead_max_ms"] = m_worst_overhead_ms;
+    state.counters["health_to_return_ms"] = m_health_ms / n;
+    state.counters["health_to_return_max_ms"] = m_worst_health_ms;
+  }
+
+ private:
+  double m_overhead_ms = 0;
+  double m_health_ms = 0;
+  double m_worst_overhead_ms = 0;
+  double m_worst_health_ms = 0;
+};
 
 class TempState {
  public:
@@ -94,10 +122,7 @@ void BM_LaunchBinary(benchmark::State& state) {
   ::setenv("STANDIN_LOAD_MS", "0", 1);
   ::setenv("STANDIN_RECORD", record_file.c_str(), 1);
   const auto paths = gb10tune::launch::StatePaths::under(temp.dir() / "state" / "gb10tune");
-  double overhead_ms = 0;
-  double health_ms = 0;
-  double worst_overhead_ms = 0;
-  double worst_health_ms = 0;
+  Latencies latencies;
   for (auto _ : state) {
     std::error_code ec;
     fs::remove(record_file, ec);
@@ -119,15 +144,7 @@ void BM_LaunchBinary(benchmark::State& state) {
       state.SkipWithError(run ? run->output.c_str() : run.error().message.c_str());
       break;
     }
-    const auto record = read_ready_record(record_file);
-    const double overhead =
-        static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called) / 1e6;
-    const double health =
-        static_cast<double>(returned - record.value("ready_realtime_ns", std::int64_t{0})) / 1e6;
-    overhead_ms += overhead;
-    health_ms += health;
-    worst_overhead_ms = std::max(worst_overhead_ms, overhead);
-    worst_health_ms = std::max(worst_health_ms, health);
+    latencies.add(record_file, called, returned);
     (void)gb10tune::launch::stop_server(gb10tune::platform::Sysroot(), paths, 5s);
     state.ResumeTiming();
   }
@@ -135,11 +152,7 @@ void BM_LaunchBinary(benchmark::State& state) {
        {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "STANDIN_LOAD_MS", "STANDIN_RECORD"}) {
     ::unsetenv(name);
   }
-  const auto n = static_cast<double>(state.iterations());
-  state.counters["overhead_ms"] = overhead_ms / n;
-  state.counters["overhead_max_ms"] = worst_overhead_ms;
-  state.counters["health_to_return_ms"] = health_ms / n;
-  state.counters["health_to_return_max_ms"] = worst_health_ms;
+  latencies.report(state);
 }
 BENCHMARK(BM_LaunchBinary)->Iterations(20)->Unit(benchmark::kMillisecond);
 
@@ -147,9 +160,7 @@ void BM_StartServer(benchmark::State& state) {
   TempState temp;
   const auto paths = gb10tune::launch::StatePaths::under(temp.dir() / "state");
   const fs::path record_file = temp.dir() / "standin.json";
-  double overhead_ms = 0;
-  double health_ms = 0;
-  double worst_health_ms = 0;
+  Latencies latencies;
   for (auto _ : state) {
     std::error_code ec;
     fs::remove(record_file, ec);
@@ -172,23 +183,13 @@ void BM_StartServer(benchmark::State& state) {
       state.SkipWithError(started.error().message.c_str());
       break;
     }
-    const auto record = read_ready_record(record_file);
-    const double overhead =
-        static_cast<double>(record.value("main_realtime_ns", std::int64_t{0}) - called) / 1e6;
-    const double health =
-        static_cast<double>(returned - record.value("ready_realtime_ns", std::int64_t{0})) / 1e6;
-    overhead_ms += overhead;
-    health_ms += health;
-    worst_health_ms = std::max(worst_health_ms, health);
+    latencies.add(record_file, called, returned);
     (void)gb10tune::launch::stop_server(gb10tune::platform::Sysroot(), paths, 5s);
     int status = 0;
     ::waitpid(started->pid, &status, 0);
     state.ResumeTiming();
   }
-  const auto n = static_cast<double>(state.iterations());
-  state.counters["overhead_ms"] = overhead_ms / n;
-  state.counters["health_to_return_ms"] = health_ms / n;
-  state.counters["health_to_return_max_ms"] = worst_health_ms;
+  latencies.report(state);
 }
 BENCHMARK(BM_StartServer)->Iterations(30)->Unit(benchmark::kMillisecond);
 

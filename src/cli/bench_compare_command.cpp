@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "gb10tune/bench/compare.hpp"
 #include "gb10tune/bench/server_result.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::cli {
 
@@ -51,8 +50,8 @@ Expected<bench::ServerBenchResult> load(const std::string& name_or_path, const C
   if (!path) {
     return path.error();
   }
-  std::ifstream in(*path, std::ios::binary);
-  if (!in) {
+  const auto text = read_text_file(*path);
+  if (!text) {
     const bool is_name = path->string() != name_or_path;
     return Error{is_name ? fmt::format("no saved result '{}' ({}) ({})", name_or_path,
                                        path->string(), saved_names(state))
@@ -61,9 +60,7 @@ Expected<bench::ServerBenchResult> load(const std::string& name_or_path, const C
                                        name_or_path),
                  ExitCode::usage};
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Error{fmt::format("{} is not valid JSON; give a result saved by `gb10tune bench "
                              "server --save NAME`",

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "gb10tune/bench/roofline.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
@@ -17,6 +15,7 @@
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/util/text_file.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::cli {
@@ -35,16 +34,6 @@ struct ServerOptions {
   double timeout_seconds = 600;
   bool json = false;
 };
-
-std::optional<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The launch record, when `launch` left one; nullopt (never an error) otherwise.
 std::optional<launch::LaunchRecord> find_launch_record(const Context& ctx) {
@@ -113,7 +102,7 @@ Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
     inputs.bandwidth_source = "--bandwidth";
   } else if (const auto dir = platform::state_dir(ctx.env)) {
     const auto path = *dir / "probe.json";
-    if (const auto text = read_text_file(path.string())) {
+    if (const auto text = read_text_file(path)) {
       const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (const auto bandwidth = bench::device_read_bandwidth(doc)) {
         inputs.bandwidth_bytes_per_second = *bandwidth;

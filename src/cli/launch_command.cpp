@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/launch/child_environment.hpp"
@@ -21,6 +19,7 @@
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
+#include "gb10tune/util/text_file.hpp"
 #include "launch_start.hpp"
 #include "size_option.hpp"
 
@@ -62,15 +61,13 @@ Expected<std::optional<launch::SettingsDocument>> read_user_config(const Context
   if (!fs::exists(path, ec)) {
     return std::optional<launch::SettingsDocument>{};
   }
-  std::ifstream in(path);
-  if (!in) {
+  const auto text = read_text_file(path);
+  if (!text) {
     return Error{fmt::format("user config {} cannot be read; fix its permissions or remove it",
                              path.string()),
                  ExitCode::usage};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = launch::parse_settings_document(text.str(), path.string());
+  auto doc = launch::parse_settings_document(*text, path.string());
   if (!doc) {
     return doc.error();
   }

@@ -10,6 +10,7 @@
 #include "cli/app.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/util/text_file.hpp"
 #include "support/fake_gpu.hpp"
 
 namespace gb10tune::testing {
@@ -49,11 +50,9 @@ fs::path sysroot_fixture(const std::string& scenario) {
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = read_text_file(path);
+  EXPECT_TRUE(text.has_value()) << "cannot read " << path;
+  return text.value_or("");
 }
 
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,

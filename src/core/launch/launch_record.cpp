@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/util/json_field.hpp"
+#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::launch {
 
@@ -109,16 +107,14 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
 }
 
 Expected<LaunchRecord> read_launch_record(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
+  const auto text = read_text_file(path);
+  if (!text) {
     return Error{fmt::format("no launch record at {}: nothing was started with `gb10tune "
                              "launch` (or its state directory was removed)",
                              path.string()),
                  ExitCode::failed};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Error{fmt::format("launch record {} is not valid JSON; remove it and run `gb10tune "
                              "launch` again",

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+
+#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::launch {
 
@@ -269,14 +269,12 @@ Expected<SettingsDocument> load_profile(const std::string& name_or_path) {
                              name_or_path, names),
                  ExitCode::usage};
   }
-  std::ifstream in(name_or_path);
-  if (!in) {
+  const auto text = read_text_file(name_or_path);
+  if (!text) {
     return Error{fmt::format("profile {}: cannot be read; check the path", name_or_path),
                  ExitCode::usage};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_settings_document(text.str(), name_or_path);
+  return parse_settings_document(*text, name_or_path);
 }
 
 }  // namespace gb10tune::launch

@@ -29,9 +29,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "gb10tune/util/text_file.hpp"
 #include "stand_in.hpp"
 
 extern char** environ;
@@ -66,16 +66,6 @@ std::string cmn(const std::string& function, const std::string& message) {
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "cmn  %12.12s: ", function.c_str());
   return prefix + message;
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::map<std::string, std::string> environment() {
@@ -213,7 +203,7 @@ int run(int argc, char** argv) {
     }
   }
   const std::string help_path = env_or(env, "STANDIN_HELP", STANDIN_DEFAULT_HELP);
-  const auto help = read_file(help_path);
+  const auto help = gb10tune::read_text_file(help_path);
   if (!help) {
     std::fprintf(stderr, "stand-in: cannot read the help text %s\n", help_path.c_str());
     return 1;
@@ -229,7 +219,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (args.version) {
-    const auto version = read_file(env_or(env, "STANDIN_VERSION", STANDIN_DEFAULT_VERSION));
+    const auto version =
+        gb10tune::read_text_file(env_or(env, "STANDIN_VERSION", STANDIN_DEFAULT_VERSION));
     std::fprintf(stderr, "%s", version.value_or("version: 0 (unknown)\n").c_str());
     return 0;
   }
@@ -238,7 +229,7 @@ int run(int argc, char** argv) {
   shared.build_info = "b0-unknown";
   shared.response_delay_ms = env_int(env, "STANDIN_RESPONSE_DELAY_MS", 0);
   if (const auto it = env.find("STANDIN_TIMINGS"); it != env.end()) {
-    const auto text = read_file(it->second);
+    const auto text = gb10tune::read_text_file(it->second);
     const auto parsed = nlohmann::json::parse(text.value_or(""), nullptr, false);
     if (!parsed.is_array() || parsed.empty()) {
       std::fprintf(stderr, "stand-in: %s must hold a non-empty JSON array\n", it->second.c_str());
@@ -361,7 +352,7 @@ int run(int argc, char** argv) {
     write_record(it->second, args_in, env, ready_ns);
   }
   if (const auto it = env.find("STANDIN_EXTRA_LOG"); it != env.end()) {
-    const auto extra = read_file(it->second);
+    const auto extra = gb10tune::read_text_file(it->second);
     const std::lock_guard<std::mutex> lock(g_log_mutex);
     std::fprintf(stderr, "%s", extra.value_or("").c_str());
     std::fflush(stderr);
