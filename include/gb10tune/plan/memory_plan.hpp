@@ -30,6 +30,10 @@ inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
 // original start script allowed 6 GB for them (K13). Reported as an estimate.
 inline constexpr std::uint64_t kDefaultOverheadBytes = 6'000'000'000ull;
 
+// The backend that holds llama.cpp's buffers: decides which compute buffers the server
+// allocates and what the backend's runtime itself takes.
+enum class PlanBackend { cpu, cuda };
+
 // A llama-server configuration, as far as memory is concerned.
 struct PlanConfig {
   std::uint64_t ctx_total = 0;  // -c: cells of all slots together; 0 = the model's native context
@@ -47,6 +51,7 @@ struct PlanConfig {
   std::uint64_t cache_ram_bytes = 8192ull << 20;       // --cache-ram (MiB on the command line)
   std::uint64_t projector_bytes = 0;                   // --mmproj file's weights
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
+  PlanBackend backend = PlanBackend::cpu;  // what the server's build will run on
 };
 
 // What the machine offers.
@@ -71,9 +76,16 @@ struct MemoryPlan {
   std::uint64_t kv_swa_bytes = 0;     // main context, sliding-window layers
   std::uint64_t recurrent_bytes = 0;  // main context, recurrent state
   std::uint64_t mtp_kv_bytes = 0;     // the MTP draft context's KV cache
-  std::uint64_t overhead_bytes = 0;   // compute buffers etc. (an estimate)
+  std::uint64_t compute_bytes = 0;    // compute buffers of every context and backend
+  std::uint64_t output_bytes = 0;     // the output (logits/embeddings) buffers
+  std::uint64_t runtime_bytes = 0;    // the backend's runtime (CUDA context, workspaces)
+  std::uint64_t overhead_bytes = 0;   // the explicit extra margin (--overhead)
   std::uint64_t cache_ram_bytes = 0;  // the prompt cache in host memory, at its limit
-  std::uint64_t total_bytes = 0;      // all of the above
+  // Correction learned from earlier runs of the same architecture, build and backend
+  // (measured − planned); 0 when there is none. `calibration_source` says where it came from.
+  std::int64_t calibration_bytes = 0;
+  std::string calibration_source;
+  std::uint64_t total_bytes = 0;  // all of the above
 
   std::optional<std::uint64_t> available_bytes;  // MemAvailable − reserve
   std::optional<std::int64_t> margin_bytes;      // available − total

@@ -87,6 +87,7 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;
   plan.total_bytes = plan.weights_bytes + plan.projector_bytes + plan.cache_bytes() +
+                     plan.compute_bytes + plan.output_bytes + plan.runtime_bytes +
                      plan.overhead_bytes + plan.cache_ram_bytes;
   return plan;
 }
