@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "gb10tune/kernels/warmup.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::bench {
@@ -57,6 +58,7 @@ kernels::CaseSpec device_read(const BandwidthInputs& inputs, std::uint64_t bytes
   spec.device = inputs.device.index;
   spec.samples = 5;
   spec.warmup_runs = 2;
+  spec.steady_warmup = true;
   spec.cancel = inputs.cancel;
   return spec;
 }
@@ -69,6 +71,8 @@ ScalingCheck check_scaling(const BandwidthInputs& inputs, const BandwidthRun& ru
   }
   kernels::CaseSpec spec = device_read(inputs, inputs.plan.scaling_bytes);
   spec.samples = full->planned.spec.samples;
+  spec.warmup_runs = full->planned.spec.warmup_runs;
+  spec.steady_warmup = full->planned.spec.steady_warmup;
   const kernels::CaseResult half = inputs.runner(spec);
   check.ran = true;
   check.half_bytes = spec.bytes;
@@ -173,6 +177,13 @@ void judge_case(CaseOutcome& outcome, double peak_bytes_per_second, double devic
   }
   if (!result.validated) {
     outcome.flags.push_back("not validated: " + result.validation);
+  }
+  if (outcome.planned.spec.steady_warmup) {
+    const std::string unsettled = kernels::describe_unsettled(
+        result.warmup_seconds, kernels::steady_warmup_rule(outcome.planned.spec.warmup_runs));
+    if (!unsettled.empty()) {
+      outcome.flags.push_back("warm-up did not settle: " + unsettled);
+    }
   }
 }
 

@@ -84,6 +84,9 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
                                        const BandwidthOptions& options,
                                        std::optional<std::uint64_t> mem_available) {
   const int samples = options.samples > 0 ? options.samples : (options.quick ? 5 : 10);
+  // Without --warmup every case warms up until steady (kernels/warmup.hpp), at least 3 runs
+  // (2 with quick); --warmup N asks for exactly N.
+  const bool steady_warmup = options.warmup == 0;
   const int warmup = options.warmup > 0 ? options.warmup : (options.quick ? 2 : 3);
   if (options.samples < 0 || options.warmup < 0) {
     return Error{"--samples and --warmup must be positive"};
@@ -105,9 +108,8 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
           format_bytes(plan.buffer_bytes), format_bytes(l2_floor)));
     }
   } else {
-    const std::uint64_t base = options.quick ? kQuickBufferBytes : kDefaultBufferBytes;
     const std::uint64_t mib = std::uint64_t{1} << 20;
-    plan.buffer_bytes = std::max(base, (l2_floor + mib - 1) / mib * mib);
+    plan.buffer_bytes = std::max(kDefaultBufferBytes, (l2_floor + mib - 1) / mib * mib);
   }
   if (mem_available) {
     plan.host_budget_bytes =
@@ -129,6 +131,7 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
       planned.spec.bytes = plan.buffer_bytes;
       planned.spec.samples = samples;
       planned.spec.warmup_runs = warmup;
+      planned.spec.steady_warmup = steady_warmup;
       planned.spec.device = options.device;
       planned.waived = waiver;
       if (uses_host_memory(allocator, device)) {
