@@ -56,8 +56,13 @@ TEST(BandwidthBench, CopyTrafficCountsReadAndWrite) {
   testing::FakeBandwidth fake;
   const BandwidthRun run = run_with(fake, testing::gb10_device());
   const CaseOutcome& copy = find(run, Allocator::device, Operation::copy);
-  EXPECT_EQ(copy.result.traffic_bytes_per_sample, 2ull << 30);
+  // Two 1 GiB buffers, read once and written once, in each of the sample's 2 launches.
+  EXPECT_EQ(copy.planned.spec.launches_per_sample, 2);
+  EXPECT_EQ(copy.result.traffic_bytes_per_sample, 4ull << 30);
   EXPECT_NEAR(copy.gbps.median, 237.0, 0.01);
+  // The scaling check times one launch of each size: 1 GiB against 512 MiB at 237 GB/s.
+  EXPECT_NEAR(run.scaling.full_seconds, double(1ull << 30) / 237e9, 1e-6);
+  EXPECT_NEAR(run.scaling.half_seconds, double(1ull << 29) / 237e9, 1e-6);
 }
 
 TEST(BandwidthBench, WaivedCasesAreRecordedNotRun) {

@@ -165,6 +165,28 @@ TEST(BandwidthPlan, QuickReadsPinnedMemoryInSmallerBuffers) {
   EXPECT_EQ(find(*full, Allocator::pinned_host, Operation::read)->spec.bytes, kGiB);
 }
 
+// A device-memory sample holds back-to-back launches worth >= 4 GiB of traffic (at most 16):
+// single 0.25 ms launches on an H200 vary by ~1%. Host-backed cases keep one launch per sample.
+TEST(BandwidthPlan, DeviceSamplesHoldSeveralLaunches) {
+  const auto plan = plan_bandwidth(testing::h200_device(), {}, kPlenty);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::read)->spec.launches_per_sample, 4);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::write)->spec.launches_per_sample, 4);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::copy)->spec.launches_per_sample, 2);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::memcpy_d2d)->spec.launches_per_sample, 2);
+  EXPECT_EQ(find(*plan, Allocator::managed, Operation::read)->spec.launches_per_sample, 1);
+  EXPECT_EQ(find(*plan, Allocator::pinned_host, Operation::copy)->spec.launches_per_sample, 1);
+  BandwidthOptions small;
+  small.buffer_bytes = 8u << 20;
+  const auto tiny = plan_bandwidth(testing::h200_device(), small, kPlenty);
+  ASSERT_TRUE(tiny);
+  EXPECT_EQ(find(*tiny, Allocator::device, Operation::read)->spec.launches_per_sample, 16);
+  small.buffer_bytes = 8 * kGiB;
+  const auto big = plan_bandwidth(testing::h200_device(), small, kPlenty);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(find(*big, Allocator::device, Operation::copy)->spec.launches_per_sample, 1);
+}
+
 TEST(BandwidthPlan, WarmupOptionAsksForAFixedCount) {
   BandwidthOptions options;
   options.warmup = 7;

@@ -73,6 +73,7 @@ ScalingCheck check_scaling(const BandwidthInputs& inputs, const BandwidthRun& ru
   spec.samples = full->planned.spec.samples;
   spec.warmup_runs = full->planned.spec.warmup_runs;
   spec.steady_warmup = full->planned.spec.steady_warmup;
+  spec.launches_per_sample = full->planned.spec.launches_per_sample;
   const kernels::CaseResult half = inputs.runner(spec);
   check.ran = true;
   check.half_bytes = spec.bytes;
@@ -80,8 +81,10 @@ ScalingCheck check_scaling(const BandwidthInputs& inputs, const BandwidthRun& ru
     check.detail = fmt::format("the half-size read did not run: {}", half.reason);
     return check;
   }
-  check.half_seconds = summarize(half.sample_seconds).median;
-  check.full_seconds = full->seconds.median;
+  // Times of one launch (a sample may hold several, the same number in both).
+  const double launches = std::max(1, spec.launches_per_sample);
+  check.half_seconds = summarize(half.sample_seconds).median / launches;
+  check.full_seconds = full->seconds.median / launches;
   check.ratio = check.half_seconds > 0 ? check.full_seconds / check.half_seconds : 0;
   const double size_ratio =
       static_cast<double>(full->planned.spec.bytes) / static_cast<double>(spec.bytes);

@@ -13,6 +13,12 @@ using kernels::Operation;
 
 namespace {
 
+// Device-memory cases time back-to-back launches in one sample until it moves this much traffic
+// (~1 ms on an H200; at most kMaxLaunchesPerSample launches): single 0.25 ms launches of a 1 GiB
+// write vary by ~1% from one to the next there, which put the samples' CV above 1% at times.
+constexpr std::uint64_t kDeviceSampleTrafficBytes = std::uint64_t{4} << 30;
+constexpr std::uint64_t kMaxLaunchesPerSample = 16;
+
 constexpr Allocator kQuickAllocators[] = {Allocator::device, Allocator::managed,
                                           Allocator::pinned_host};
 
@@ -141,6 +147,11 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
       planned.spec.allocator = allocator;
       planned.spec.operation = operation;
       planned.spec.bytes = bytes;
+      if (allocator == Allocator::device) {
+        const std::uint64_t traffic = bytes * static_cast<std::uint64_t>(buffers_of(operation));
+        planned.spec.launches_per_sample = static_cast<int>(std::clamp<std::uint64_t>(
+            (kDeviceSampleTrafficBytes + traffic - 1) / traffic, 1, kMaxLaunchesPerSample));
+      }
       planned.spec.samples = samples;
       planned.spec.warmup_runs = warmup;
       planned.spec.steady_warmup = steady_warmup;

@@ -61,6 +61,7 @@ json case_json(const bench::CaseOutcome& outcome) {
           {"warmup_min_runs", outcome.planned.spec.warmup_runs},
           {"warmup_runs", r.warmup_seconds.size()},
           {"warmup_seconds", r.warmup_seconds},
+          {"launches_per_sample", outcome.planned.spec.launches_per_sample},
           {"traffic_bytes_per_sample", r.traffic_bytes_per_sample},
           {"sample_seconds", r.sample_seconds},
           {"sample_gbps", gbps},
