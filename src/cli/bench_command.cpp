@@ -128,8 +128,8 @@ Runner setup_bench(CLI::App& app) {
       "reference.");
   sub->add_flag("--json", options->json, "Print one JSON document (every sample) instead of text");
   sub->add_flag("--quick", options->quick,
-                "A ~1 s subset on the same buffers: cudaMalloc read/copy, memcpy, managed and "
-                "pinned reads (5 samples each)");
+                "A ~1 s subset on the full bench's buffers (pinned: 256 MiB): cudaMalloc "
+                "read/copy, memcpy, managed and pinned reads (5 samples each)");
   sub->add_flag("--sweep", options->sweep,
                 "Also read buffers from 1 MiB up to --size: shows the cache-to-DRAM knee");
   sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")

@@ -1,4 +1,5 @@
-// GB10TUNE_REQUIRE_GPU (support/gpu_gate.hpp): what the GPU tests do without a usable GPU.
+// GB10TUNE_REQUIRE_GPU (support/gpu_gate.hpp): what the GPU tests do without a usable GPU. The
+// suite is not named Gpu*: it needs no GPU and belongs to the `unit` label.
 #include "support/gpu_gate.hpp"
 
 #include <gtest/gtest.h>
@@ -19,13 +20,13 @@ const kernels::DeviceProbe kNoDevice{0,
                                      "cudaGetDeviceCount: no CUDA-capable device is detected "
                                      "(cudaErrorNoDevice)"};
 
-TEST(GpuGate, RunsWhereThereIsAGpuWhateverTheVariable) {
+TEST(RequireGpuGate, RunsWhereThereIsAGpuWhateverTheVariable) {
   for (const char* require : {static_cast<const char*>(nullptr), "", "0", "1"}) {
     EXPECT_EQ(gpu_gate(true, kOneGpu, require).action, Action::run);
   }
 }
 
-TEST(GpuGate, SkipsWithoutAGpuByDefaultAndSaysWhy) {
+TEST(RequireGpuGate, SkipsWithoutAGpuByDefaultAndSaysWhy) {
   for (const char* require : {static_cast<const char*>(nullptr), "", "0"}) {
     const GpuGate gate = gpu_gate(true, kBrokenDriver, require);
     EXPECT_EQ(gate.action, Action::skip);
@@ -35,7 +36,7 @@ TEST(GpuGate, SkipsWithoutAGpuByDefaultAndSaysWhy) {
   EXPECT_EQ(gpu_gate(false, {0, "built without CUDA"}, nullptr).action, Action::skip);
 }
 
-TEST(GpuGate, RequiredGpuMakesABrokenDriverNoDeviceOrNoCudaAFailure) {
+TEST(RequireGpuGate, RequiredGpuMakesABrokenDriverNoDeviceOrNoCudaAFailure) {
   const GpuGate driver = gpu_gate(true, kBrokenDriver, "1");
   EXPECT_EQ(driver.action, Action::fail);
   EXPECT_EQ(driver.message,
@@ -49,7 +50,7 @@ TEST(GpuGate, RequiredGpuMakesABrokenDriverNoDeviceOrNoCudaAFailure) {
   EXPECT_NE(no_cuda.message.find("built without CUDA"), std::string::npos);
 }
 
-TEST(GpuGate, AnUnclearValueIsAFailureNotASkip) {
+TEST(RequireGpuGate, AnUnclearValueIsAFailureNotASkip) {
   for (const char* require : {"yes", "true", "2", " 1"}) {
     const GpuGate gate = gpu_gate(true, kOneGpu, require);
     EXPECT_EQ(gate.action, Action::fail) << require;
@@ -57,7 +58,7 @@ TEST(GpuGate, AnUnclearValueIsAFailureNotASkip) {
   }
 }
 
-TEST(GpuGate, ReadsTheEnvironment) {
+TEST(RequireGpuGate, ReadsTheEnvironment) {
   const char* saved = std::getenv("GB10TUNE_REQUIRE_GPU");
   const std::string restore = saved != nullptr ? saved : "";
   ::setenv("GB10TUNE_REQUIRE_GPU", "1", 1);
