@@ -128,14 +128,17 @@ Runner setup_bench(CLI::App& app) {
       "reference.");
   sub->add_flag("--json", options->json, "Print one JSON document (every sample) instead of text");
   sub->add_flag("--quick", options->quick,
-                "A ~2 s subset: cudaMalloc read/copy, memcpy, managed and pinned reads");
+                "A ~1 s subset on the full bench's buffers (pinned: 256 MiB): cudaMalloc "
+                "read/copy, memcpy, managed and pinned reads (5 samples each)");
   sub->add_flag("--sweep", options->sweep,
                 "Also read buffers from 1 MiB up to --size: shows the cache-to-DRAM knee");
   sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")
       ->option_text("SIZE");
   sub->add_option("--samples", options->samples, "Timed runs per case (default 10)")
       ->check(CLI::Range(1, 100000));
-  sub->add_option("--warmup", options->warmup, "Untimed runs first (default 3)")
+  sub->add_option("--warmup", options->warmup,
+                  "Exactly this many untimed runs first (default: until the run time is steady, "
+                  "at least 3)")
       ->check(CLI::Range(1, 100000));
   sub->add_option("--peak", options->peak_gbps,
                   "Nominal memory bandwidth in GB/s (default: from the device table)")

@@ -89,7 +89,7 @@ Runner setup_probe(CLI::App& app) {
   sub->add_flag("--json", options->json, "Print one JSON document instead of text");
   sub->add_flag("--no-save", options->no_save, "Do not save the result under the state directory");
   sub->add_flag("--quick-bench", options->quick_bench,
-                "Also run a ~2 s GPU bandwidth check (gb10tune bench --quick)");
+                "Also run a ~1 s GPU bandwidth check (gb10tune bench --quick)");
   sub->add_option("--llama-server", options->llama_server, "Also report this llama-server binary")
       ->option_text("PATH");
   sub->footer(

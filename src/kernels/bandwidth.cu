@@ -22,6 +22,7 @@
 #include "bandwidth_kernels.cuh"
 #include "gb10tune/kernels/bandwidth.hpp"
 #include "gb10tune/kernels/copy_path.hpp"
+#include "gb10tune/kernels/warmup.hpp"
 
 namespace gb10tune::kernels {
 
@@ -619,27 +620,40 @@ std::uint64_t launches(const CaseSpec& spec) {
   return static_cast<std::uint64_t>(spec.launches_per_sample);
 }
 
-// Runs warm-ups then samples; false when cancelled between two runs.
+// One run between two events: its time in seconds.
+double timed_run(const CaseSpec& spec, const RunSteps& steps, cudaStream_t stream,
+                 const Event& start, const Event& stop) {
+  if (steps.before)
+    steps.before(stream);
+  check(cudaEventRecord(start.get(), stream), "cudaEventRecord");
+  for (int launch = 0; launch < spec.launches_per_sample; ++launch)
+    steps.body(stream);
+  check(cudaEventRecord(stop.get(), stream), "cudaEventRecord");
+  check(cudaEventSynchronize(stop.get()), "timed run");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+  if (steps.after)
+    steps.after();
+  return static_cast<double>(ms) * 1e-3;
+}
+
+// Runs warm-ups (a fixed count, or until steady: warmup.hpp) then samples; false when cancelled
+// between two runs.
 bool run_timed(const CaseSpec& spec, const RunSteps& steps, cudaStream_t stream,
-               std::vector<double>& samples) {
+               CaseResult& result) {
   Event start;
   Event stop;
-  for (int run = 0; run < spec.warmup_runs + spec.samples; ++run) {
+  const WarmupRule rule = spec.steady_warmup ? steady_warmup_rule(spec.warmup_runs)
+                                             : fixed_warmup_rule(spec.warmup_runs);
+  while (warmup_state(result.warmup_seconds, rule) == WarmupState::more) {
     if (cancel_requested(spec))
       return false;
-    if (steps.before)
-      steps.before(stream);
-    check(cudaEventRecord(start.get(), stream), "cudaEventRecord");
-    for (int launch = 0; launch < spec.launches_per_sample; ++launch)
-      steps.body(stream);
-    check(cudaEventRecord(stop.get(), stream), "cudaEventRecord");
-    check(cudaEventSynchronize(stop.get()), "timed run");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
-    if (steps.after)
-      steps.after();
-    if (run >= spec.warmup_runs)
-      samples.push_back(static_cast<double>(ms) * 1e-3);
+    result.warmup_seconds.push_back(timed_run(spec, steps, stream, start, stop));
+  }
+  for (int run = 0; run < spec.samples; ++run) {
+    if (cancel_requested(spec))
+      return false;
+    result.sample_seconds.push_back(timed_run(spec, steps, stream, start, stop));
   }
   return true;
 }
@@ -701,7 +715,7 @@ void run_read(Context& ctx) {
           "run " + std::to_string(runs) + ": checksum " + hex(got) + " != expected " + hex(want);
     }
   };
-  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result.sample_seconds);
+  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result);
   if (verdict.ok) {
     verdict.text = "checksum " + hex(want) + " matches in all " + std::to_string(runs) + " runs";
   }
@@ -722,7 +736,7 @@ void run_write(Context& ctx) {
 
   RunSteps steps;
   steps.body = [&](cudaStream_t s) { launch_write(shape, dst.get(), spec.bytes, kWriteSeed, s); };
-  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result.sample_seconds);
+  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result);
   if (spec.inject_corruption)
     corrupt_one_byte(dst);
   const Verdict verdict = completed ? validate_pattern(dst.get(), spec.bytes, kWriteSeed, ctx.facts,
@@ -766,7 +780,7 @@ void run_copy(Context& ctx) {
   }
   ctx.result.grid_blocks = shape.grid;
   ctx.result.block_threads = shape.block;
-  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result.sample_seconds);
+  const bool completed = run_timed(spec, steps, ctx.stream, ctx.result);
   const Verdict verdict =
       completed ? validate_pattern(dst.get(), spec.bytes, kCopySeed, ctx.facts, ctx.sum, ctx.stream)
                 : Verdict{};
@@ -833,13 +847,19 @@ bool built_with_cuda() {
 }
 
 int device_count() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
+  return probe_devices().count;
+}
+
+DeviceProbe probe_devices() {
+  DeviceProbe probe;
+  const cudaError_t err = cudaGetDeviceCount(&probe.count);
   if (err != cudaSuccess) {
     cudaGetLastError();  // cudaErrorInsufficientDriver, cudaErrorNoDevice, ...: no usable GPU
-    return 0;
+    probe.count = 0;
+    probe.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err) + " (" +
+                  cudaGetErrorName(err) + ")";
   }
-  return count;
+  return probe;
 }
 
 CaseResult run_case(const CaseSpec& spec) {

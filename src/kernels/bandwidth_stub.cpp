@@ -11,6 +11,10 @@ int device_count() {
   return 0;
 }
 
+DeviceProbe probe_devices() {
+  return {0, "built without CUDA"};
+}
+
 CaseResult run_case(const CaseSpec& /*spec*/) {
   CaseResult result;
   result.status = CaseStatus::failed;

@@ -1,5 +1,6 @@
-// Tests of the bandwidth kernels (label `gpu`): GPU cases skip without CUDA or without a device;
-// the pattern arithmetic and the no-CUDA stub are checked everywhere.
+// Tests of the bandwidth kernels (label `gpu`): GPU cases skip without CUDA or without a device
+// (and fail instead with GB10TUNE_REQUIRE_GPU=1); the pattern arithmetic and the no-CUDA stub
+// are checked everywhere.
 #include "gb10tune/kernels/bandwidth.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "gb10tune/kernels/copy_path.hpp"
+#include "gb10tune/kernels/warmup.hpp"
+#include "support/gpu_gate.hpp"
 
 namespace gb10tune::kernels {
 namespace {
@@ -141,13 +144,16 @@ TEST(KernelDeviceCount, IsNeverNegative) {
   EXPECT_GE(device_count(), 0);
 }
 
+// Skips without a usable GPU; fails instead with GB10TUNE_REQUIRE_GPU=1 (support/gpu_gate.hpp).
 class GpuBandwidth : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!built_with_cuda())
-      GTEST_SKIP() << "built without CUDA";
-    if (device_count() == 0)
-      GTEST_SKIP() << "no CUDA device or driver";
+    using gb10tune::testing::GpuGate;
+    const GpuGate gate = gb10tune::testing::gpu_gate_here();
+    if (gate.action == GpuGate::Action::fail)
+      FAIL() << gate.message;
+    if (gate.action == GpuGate::Action::skip)
+      GTEST_SKIP() << gate.message;
   }
 };
 
@@ -263,6 +269,36 @@ TEST_F(GpuBandwidth, BytesAccounting) {
     ASSERT_EQ(r.status, CaseStatus::ok) << describe(r);
     EXPECT_EQ(r.traffic_bytes_per_sample, e.traffic) << to_string(e.op);
     EXPECT_EQ(r.sample_seconds.size(), 4u) << to_string(e.op);
+    EXPECT_TRUE(r.warmup_seconds.empty()) << to_string(e.op);
+  }
+}
+
+// A fixed warm-up makes exactly the runs asked for; a steady one stops once the rule is met or a
+// bound is reached, and never before its minimum.
+TEST_F(GpuBandwidth, WarmupIsFixedOrRunsUntilSteady) {
+  for (const Operation op : kAllOperations) {
+    CaseSpec spec = make_spec(Allocator::device, op, 256 * kMiB);
+    spec.warmup_runs = 4;
+    const CaseResult fixed = run_case(spec);
+    ASSERT_EQ(fixed.status, CaseStatus::ok) << describe(fixed);
+    EXPECT_EQ(fixed.warmup_seconds.size(), 4u) << to_string(op);
+
+    spec.warmup_runs = 2;
+    spec.steady_warmup = true;
+    const CaseResult steady = run_case(spec);
+    ASSERT_EQ(steady.status, CaseStatus::ok) << describe(steady);
+    const WarmupRule rule = steady_warmup_rule(2);
+    EXPECT_GE(steady.warmup_seconds.size(), 3u) << to_string(op);  // the window is 3 runs
+    EXPECT_LE(steady.warmup_seconds.size(), static_cast<std::size_t>(rule.max_runs));
+    const WarmupState state = warmup_state(steady.warmup_seconds, rule);
+    EXPECT_NE(state, WarmupState::more) << to_string(op);
+    // It stopped at the first run that met the rule or a bound, not later.
+    std::vector<double> before(steady.warmup_seconds.begin(), steady.warmup_seconds.end() - 1);
+    EXPECT_EQ(warmup_state(before, rule), WarmupState::more) << to_string(op);
+    std::printf("[ info     ] %-10s steady warm-up: %zu runs, %s, last spread %.2f%%\n",
+                std::string(to_string(op)).c_str(), steady.warmup_seconds.size(),
+                state == WarmupState::settled ? "settled" : "limit",
+                100.0 * last_spread(steady.warmup_seconds, rule.window).value_or(-1.0));
   }
 }
 

@@ -18,6 +18,7 @@ kernels::CaseResult FakeBandwidth::operator()(const kernels::CaseSpec& spec) {
     const double factor = 1.0 + jitter * ((i % 3) - 1);
     result.sample_seconds.push_back(seconds * factor);
   }
+  result.warmup_seconds = warmup_seconds;
   result.status = fail_validation ? kernels::CaseStatus::failed : kernels::CaseStatus::ok;
   result.validated = !fail_validation;
   result.validation = fail_validation ? "checksum 0x1 != expected 0x2" : "checksum matches";

@@ -20,6 +20,7 @@ class FakeBandwidth {
   double jitter = 0.01;                  // relative spread of the samples
   bool fail_validation = false;          // every case reports a checksum mismatch
   bool ignore_size = false;              // times do not scale with the buffer (a broken timer)
+  std::vector<double> warmup_seconds;    // the untimed runs every case reports (none by default)
   std::vector<kernels::CaseSpec> calls;  // every spec it was asked to run
 
   kernels::CaseResult operator()(const kernels::CaseSpec& spec);

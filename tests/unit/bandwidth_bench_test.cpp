@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gb10tune/kernels/warmup.hpp"
 #include "support/fake_bandwidth.hpp"
 #include "support/fake_gpu.hpp"
 
@@ -55,8 +56,13 @@ TEST(BandwidthBench, CopyTrafficCountsReadAndWrite) {
   testing::FakeBandwidth fake;
   const BandwidthRun run = run_with(fake, testing::gb10_device());
   const CaseOutcome& copy = find(run, Allocator::device, Operation::copy);
-  EXPECT_EQ(copy.result.traffic_bytes_per_sample, 2ull << 30);
+  // Two 1 GiB buffers, read once and written once, in each of the sample's 2 launches.
+  EXPECT_EQ(copy.planned.spec.launches_per_sample, 2);
+  EXPECT_EQ(copy.result.traffic_bytes_per_sample, 4ull << 30);
   EXPECT_NEAR(copy.gbps.median, 237.0, 0.01);
+  // The scaling check times one launch of each size: 1 GiB against 512 MiB at 237 GB/s.
+  EXPECT_NEAR(run.scaling.full_seconds, double(1ull << 30) / 237e9, 1e-6);
+  EXPECT_NEAR(run.scaling.half_seconds, double(1ull << 29) / 237e9, 1e-6);
 }
 
 TEST(BandwidthBench, WaivedCasesAreRecordedNotRun) {
@@ -92,6 +98,32 @@ TEST(BandwidthBench, NoisySamplesAreFlagged) {
   const auto& flags = find(run, Allocator::device, Operation::read).flags;
   ASSERT_FALSE(flags.empty());
   EXPECT_NE(flags.back().find("noisy"), std::string::npos);
+}
+
+TEST(BandwidthBench, AWarmupThatNeverSettledIsFlagged) {
+  testing::FakeBandwidth fake;
+  const kernels::WarmupRule rule = kernels::steady_warmup_rule(3);
+  for (int i = 0; i < rule.max_runs; ++i) {
+    fake.warmup_seconds.push_back(i % 2 == 0 ? 0.0010 : 0.0011);
+  }
+  const BandwidthRun run = run_with(fake, testing::gb10_device());
+  const CaseOutcome& read = find(run, Allocator::device, Operation::read);
+  ASSERT_EQ(read.flags.size(), 1u);
+  EXPECT_EQ(read.flags[0],
+            "warm-up did not settle: the last 3 of 100 untimed runs still vary by 10.0% "
+            "(settled means within 1%)");
+  EXPECT_TRUE(run.all_valid);  // a warning about the figure, not a failed case
+
+  // The same runs under a fixed --warmup are what was asked for: no flag.
+  BandwidthOptions fixed;
+  fixed.warmup = 100;
+  const BandwidthRun asked = run_with(fake, testing::gb10_device(), fixed);
+  EXPECT_TRUE(find(asked, Allocator::device, Operation::read).flags.empty());
+
+  // A warm-up that settled: no flag either.
+  fake.warmup_seconds.assign(static_cast<std::size_t>(rule.min_seconds / 0.001) + 3, 0.001);
+  const BandwidthRun settled = run_with(fake, testing::gb10_device());
+  EXPECT_TRUE(find(settled, Allocator::device, Operation::read).flags.empty());
 }
 
 TEST(BandwidthBench, ValidationFailureFailsTheRun) {

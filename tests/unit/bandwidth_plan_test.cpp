@@ -32,6 +32,7 @@ TEST(BandwidthPlan, FullPlanOnGb10RunsEveryPath) {
     EXPECT_TRUE(c.waived.empty()) << kernels::to_string(c.spec.allocator) << ": " << c.waived;
     EXPECT_EQ(c.spec.samples, 10);
     EXPECT_EQ(c.spec.warmup_runs, 3);
+    EXPECT_TRUE(c.spec.steady_warmup);  // at least 3 untimed runs, then until steady
   }
   // On a unified-memory GPU even cudaMalloc memory comes out of MemAvailable.
   EXPECT_EQ(find(*plan, Allocator::device, Operation::copy)->host_bytes, 2 * kGiB);
@@ -98,7 +99,6 @@ TEST(BandwidthPlan, QuickIsASmallSubset) {
   options.quick = true;
   const auto plan = plan_bandwidth(testing::h200_device(), options, kPlenty);
   ASSERT_TRUE(plan);
-  EXPECT_EQ(plan->buffer_bytes, 256u << 20);  // 4x the 60 MiB L2 is 240 MiB: 256 MiB stands
   ASSERT_EQ(plan->cases.size(), 5u);
   EXPECT_NE(find(*plan, Allocator::device, Operation::read), nullptr);
   EXPECT_NE(find(*plan, Allocator::device, Operation::copy), nullptr);
@@ -106,6 +106,96 @@ TEST(BandwidthPlan, QuickIsASmallSubset) {
   EXPECT_NE(find(*plan, Allocator::managed, Operation::read), nullptr);
   EXPECT_NE(find(*plan, Allocator::pinned_host, Operation::read), nullptr);
   EXPECT_EQ(plan->cases.front().spec.samples, 5);
+  EXPECT_EQ(plan->cases.front().spec.warmup_runs, 2);
+  EXPECT_TRUE(plan->cases.front().spec.steady_warmup);
+}
+
+// The roofline takes the quick bench's device read as its ceiling: it must read what the full
+// bench reads. On an H200 a 256 MiB read is 4-10% slower than the full bench's 1 GiB one.
+TEST(BandwidthPlan, QuickMeasuresTheSameBuffersAsTheFullBench) {
+  gpu::GpuDevice huge_l2 = testing::h200_device();
+  huge_l2.l2_bytes = 300u << 20;
+  for (const gpu::GpuDevice& device :
+       {testing::h200_device(), testing::gb10_device(), testing::rtx4090_device(), huge_l2}) {
+    BandwidthOptions quick;
+    quick.quick = true;
+    const auto fast = plan_bandwidth(device, quick, kPlenty);
+    const auto full = plan_bandwidth(device, {}, kPlenty);
+    ASSERT_TRUE(fast && full);
+    EXPECT_EQ(fast->buffer_bytes, full->buffer_bytes) << device.name;
+    EXPECT_GE(fast->buffer_bytes, kGiB) << device.name;
+    EXPECT_EQ(fast->scaling_bytes, full->scaling_bytes) << device.name;
+    for (const PlannedCase& c : fast->cases) {
+      if (c.spec.allocator != Allocator::pinned_host) {
+        EXPECT_EQ(c.spec.bytes, full->buffer_bytes) << device.name;
+      }
+    }
+  }
+}
+
+// The one exception: pinned host memory (pinning 1 GiB took ~0.8 s of 1.2 s on an H200), in
+// buffers still at least 4x the L2, and said in a note.
+TEST(BandwidthPlan, QuickReadsPinnedMemoryInSmallerBuffers) {
+  BandwidthOptions quick;
+  quick.quick = true;
+  const auto plan = plan_bandwidth(testing::h200_device(), quick, kPlenty);
+  ASSERT_TRUE(plan);
+  const PlannedCase* pinned = find(*plan, Allocator::pinned_host, Operation::read);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_EQ(pinned->spec.bytes, 256u << 20);
+  EXPECT_EQ(pinned->host_bytes, 256u << 20);
+  ASSERT_EQ(plan->notes.size(), 1u);
+  EXPECT_EQ(plan->notes[0],
+            "--quick reads pinned_host in 256.0 MiB buffers: pinning 1.0 GiB would take most of "
+            "the quick bench's time");
+
+  gpu::GpuDevice huge_l2 = testing::h200_device();
+  huge_l2.l2_bytes = 100u << 20;  // 4x is 400 MiB
+  const auto floor = plan_bandwidth(huge_l2, quick, kPlenty);
+  ASSERT_TRUE(floor);
+  EXPECT_EQ(find(*floor, Allocator::pinned_host, Operation::read)->spec.bytes, 400u << 20);
+
+  // An explicit --size is taken for every case; so is the full bench's default.
+  quick.buffer_bytes = kGiB;
+  const auto sized = plan_bandwidth(testing::h200_device(), quick, kPlenty);
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(find(*sized, Allocator::pinned_host, Operation::read)->spec.bytes, kGiB);
+  EXPECT_TRUE(sized->notes.empty());
+  const auto full = plan_bandwidth(testing::h200_device(), {}, kPlenty);
+  EXPECT_EQ(find(*full, Allocator::pinned_host, Operation::read)->spec.bytes, kGiB);
+}
+
+// A device-memory sample holds back-to-back launches worth >= 4 GiB of traffic (at most 16):
+// single 0.25 ms launches on an H200 vary by ~1%. Host-backed cases keep one launch per sample.
+TEST(BandwidthPlan, DeviceSamplesHoldSeveralLaunches) {
+  const auto plan = plan_bandwidth(testing::h200_device(), {}, kPlenty);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::read)->spec.launches_per_sample, 4);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::write)->spec.launches_per_sample, 4);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::copy)->spec.launches_per_sample, 2);
+  EXPECT_EQ(find(*plan, Allocator::device, Operation::memcpy_d2d)->spec.launches_per_sample, 2);
+  EXPECT_EQ(find(*plan, Allocator::managed, Operation::read)->spec.launches_per_sample, 1);
+  EXPECT_EQ(find(*plan, Allocator::pinned_host, Operation::copy)->spec.launches_per_sample, 1);
+  BandwidthOptions small;
+  small.buffer_bytes = 8u << 20;
+  const auto tiny = plan_bandwidth(testing::h200_device(), small, kPlenty);
+  ASSERT_TRUE(tiny);
+  EXPECT_EQ(find(*tiny, Allocator::device, Operation::read)->spec.launches_per_sample, 16);
+  small.buffer_bytes = 8 * kGiB;
+  const auto big = plan_bandwidth(testing::h200_device(), small, kPlenty);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(find(*big, Allocator::device, Operation::copy)->spec.launches_per_sample, 1);
+}
+
+TEST(BandwidthPlan, WarmupOptionAsksForAFixedCount) {
+  BandwidthOptions options;
+  options.warmup = 7;
+  const auto plan = plan_bandwidth(testing::h200_device(), options, kPlenty);
+  ASSERT_TRUE(plan);
+  for (const PlannedCase& c : plan->cases) {
+    EXPECT_EQ(c.spec.warmup_runs, 7);
+    EXPECT_FALSE(c.spec.steady_warmup);
+  }
 }
 
 TEST(BandwidthPlan, BufferIsAtLeastFourTimesL2) {

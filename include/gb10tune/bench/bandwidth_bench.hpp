@@ -34,7 +34,7 @@ struct CaseOutcome {
 struct ScalingCheck {
   bool ran = false;
   std::uint64_t half_bytes = 0;
-  double half_seconds = 0;  // medians
+  double half_seconds = 0;  // medians, per launch
   double full_seconds = 0;
   double ratio = 0;
   bool ok = false;

@@ -46,7 +46,8 @@ struct CaseSpec {
   Allocator allocator = Allocator::device;
   Operation operation = Operation::read;
   std::uint64_t bytes = std::uint64_t{1} << 30;
-  int warmup_runs = 3;          // untimed runs first (>= 0)
+  int warmup_runs = 3;          // untimed runs first (>= 0): exactly these, or at least these
+  bool steady_warmup = false;   // true: then more until steady (warmup.hpp's steady rule)
   int samples = 10;             // timed runs (>= 1)
   int launches_per_sample = 1;  // back-to-back launches inside one timed run (>= 1): lets a
                                 // small buffer be timed well above the launch overhead
@@ -66,6 +67,7 @@ struct CaseResult {
   CaseStatus status = CaseStatus::failed;
   std::string reason;                          // empty when ok
   std::vector<double> sample_seconds;          // one per timed sample, CUDA-event time
+  std::vector<double> warmup_seconds;          // one per untimed run before them, in order
   std::uint64_t traffic_bytes_per_sample = 0;  // read + write traffic of all launches of a run
   bool validated = false;                      // true when every check below passed
   std::string validation;                      // e.g. "checksum 0x... matches; ..."
@@ -81,6 +83,14 @@ bool built_with_cuda();
 // Number of CUDA devices; 0 without CUDA, without a driver (cudaErrorInsufficientDriver) or
 // without a device (cudaErrorNoDevice). Never throws.
 int device_count();
+
+// What the CUDA runtime says about the devices: their count, and when it is 0 why ("built
+// without CUDA", or the error of cudaGetDeviceCount with its name). Never throws.
+struct DeviceProbe {
+  int count = 0;
+  std::string error;  // "" when the runtime answered
+};
+DeviceProbe probe_devices();
 
 // Runs one case on `spec.device`: allocates, fills, warms up, times `samples` runs with CUDA
 // events and validates the result. Waives what this machine cannot do (pageable memory without

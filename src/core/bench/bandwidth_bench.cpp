@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "gb10tune/kernels/warmup.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::bench {
@@ -57,6 +58,7 @@ kernels::CaseSpec device_read(const BandwidthInputs& inputs, std::uint64_t bytes
   spec.device = inputs.device.index;
   spec.samples = 5;
   spec.warmup_runs = 2;
+  spec.steady_warmup = true;
   spec.cancel = inputs.cancel;
   return spec;
 }
@@ -69,6 +71,9 @@ ScalingCheck check_scaling(const BandwidthInputs& inputs, const BandwidthRun& ru
   }
   kernels::CaseSpec spec = device_read(inputs, inputs.plan.scaling_bytes);
   spec.samples = full->planned.spec.samples;
+  spec.warmup_runs = full->planned.spec.warmup_runs;
+  spec.steady_warmup = full->planned.spec.steady_warmup;
+  spec.launches_per_sample = full->planned.spec.launches_per_sample;
   const kernels::CaseResult half = inputs.runner(spec);
   check.ran = true;
   check.half_bytes = spec.bytes;
@@ -76,8 +81,10 @@ ScalingCheck check_scaling(const BandwidthInputs& inputs, const BandwidthRun& ru
     check.detail = fmt::format("the half-size read did not run: {}", half.reason);
     return check;
   }
-  check.half_seconds = summarize(half.sample_seconds).median;
-  check.full_seconds = full->seconds.median;
+  // Times of one launch (a sample may hold several, the same number in both).
+  const double launches = std::max(1, spec.launches_per_sample);
+  check.half_seconds = summarize(half.sample_seconds).median / launches;
+  check.full_seconds = full->seconds.median / launches;
   check.ratio = check.half_seconds > 0 ? check.full_seconds / check.half_seconds : 0;
   const double size_ratio =
       static_cast<double>(full->planned.spec.bytes) / static_cast<double>(spec.bytes);
@@ -173,6 +180,13 @@ void judge_case(CaseOutcome& outcome, double peak_bytes_per_second, double devic
   }
   if (!result.validated) {
     outcome.flags.push_back("not validated: " + result.validation);
+  }
+  if (outcome.planned.spec.steady_warmup) {
+    const std::string unsettled = kernels::describe_unsettled(
+        result.warmup_seconds, kernels::steady_warmup_rule(outcome.planned.spec.warmup_runs));
+    if (!unsettled.empty()) {
+      outcome.flags.push_back("warm-up did not settle: " + unsettled);
+    }
   }
 }
 

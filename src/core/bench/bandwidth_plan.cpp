@@ -13,6 +13,12 @@ using kernels::Operation;
 
 namespace {
 
+// Device-memory cases time back-to-back launches in one sample until it moves this much traffic
+// (~1 ms on an H200; at most kMaxLaunchesPerSample launches): single 0.25 ms launches of a 1 GiB
+// write vary by ~1% from one to the next there, which put the samples' CV above 1% at times.
+constexpr std::uint64_t kDeviceSampleTrafficBytes = std::uint64_t{4} << 30;
+constexpr std::uint64_t kMaxLaunchesPerSample = 16;
+
 constexpr Allocator kQuickAllocators[] = {Allocator::device, Allocator::managed,
                                           Allocator::pinned_host};
 
@@ -84,6 +90,9 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
                                        const BandwidthOptions& options,
                                        std::optional<std::uint64_t> mem_available) {
   const int samples = options.samples > 0 ? options.samples : (options.quick ? 5 : 10);
+  // Without --warmup every case warms up until steady (kernels/warmup.hpp), at least 3 runs
+  // (2 with quick); --warmup N asks for exactly N.
+  const bool steady_warmup = options.warmup == 0;
   const int warmup = options.warmup > 0 ? options.warmup : (options.quick ? 2 : 3);
   if (options.samples < 0 || options.warmup < 0) {
     return Error{"--samples and --warmup must be positive"};
@@ -97,6 +106,8 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
 
   BandwidthPlan plan;
   const std::uint64_t l2_floor = 4 * device.l2_bytes;
+  const std::uint64_t mib = std::uint64_t{1} << 20;
+  const std::uint64_t l2_floor_mib = (l2_floor + mib - 1) / mib * mib;
   if (options.buffer_bytes != 0) {
     plan.buffer_bytes = options.buffer_bytes;
     if (plan.buffer_bytes < l2_floor) {
@@ -105,18 +116,27 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
           format_bytes(plan.buffer_bytes), format_bytes(l2_floor)));
     }
   } else {
-    const std::uint64_t base = options.quick ? kQuickBufferBytes : kDefaultBufferBytes;
-    const std::uint64_t mib = std::uint64_t{1} << 20;
-    plan.buffer_bytes = std::max(base, (l2_floor + mib - 1) / mib * mib);
+    plan.buffer_bytes = std::max(kDefaultBufferBytes, l2_floor_mib);
   }
   if (mem_available) {
     plan.host_budget_bytes =
         *mem_available > options.reserve_bytes ? *mem_available - options.reserve_bytes : 0;
   }
 
+  // Bytes per buffer of a case: the plan's, but pinned host memory with a default --quick.
+  const bool small_pinned = options.quick && options.buffer_bytes == 0;
+  const std::uint64_t pinned_bytes =
+      std::min(plan.buffer_bytes, std::max(kQuickPinnedBytes, l2_floor_mib));
   for (Allocator allocator : kernels::kAllAllocators) {
     if (!wanted_allocator(options, allocator)) {
       continue;
+    }
+    const std::uint64_t bytes =
+        small_pinned && allocator == Allocator::pinned_host ? pinned_bytes : plan.buffer_bytes;
+    if (bytes != plan.buffer_bytes) {
+      plan.notes.push_back(fmt::format(
+          "--quick reads {} in {} buffers: pinning {} would take most of the quick bench's time",
+          kernels::to_string(allocator), format_bytes(bytes), format_bytes(plan.buffer_bytes)));
     }
     const std::string waiver = capability_waiver(allocator, device);
     for (Operation operation : kernels::kAllOperations) {
@@ -126,13 +146,19 @@ Expected<BandwidthPlan> plan_bandwidth(const gpu::GpuDevice& device,
       PlannedCase planned;
       planned.spec.allocator = allocator;
       planned.spec.operation = operation;
-      planned.spec.bytes = plan.buffer_bytes;
+      planned.spec.bytes = bytes;
+      if (allocator == Allocator::device) {
+        const std::uint64_t traffic = bytes * static_cast<std::uint64_t>(buffers_of(operation));
+        planned.spec.launches_per_sample = static_cast<int>(std::clamp<std::uint64_t>(
+            (kDeviceSampleTrafficBytes + traffic - 1) / traffic, 1, kMaxLaunchesPerSample));
+      }
       planned.spec.samples = samples;
       planned.spec.warmup_runs = warmup;
+      planned.spec.steady_warmup = steady_warmup;
       planned.spec.device = options.device;
       planned.waived = waiver;
       if (uses_host_memory(allocator, device)) {
-        planned.host_bytes = plan.buffer_bytes * static_cast<std::uint64_t>(buffers_of(operation));
+        planned.host_bytes = bytes * static_cast<std::uint64_t>(buffers_of(operation));
         if (planned.waived.empty() && !mem_available) {
           planned.waived = "MemAvailable is unknown, so host memory cannot be taken safely";
         } else if (planned.waived.empty() && planned.host_bytes > plan.host_budget_bytes) {

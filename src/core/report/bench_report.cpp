@@ -57,7 +57,11 @@ json case_json(const bench::CaseOutcome& outcome) {
           {"buffer_bytes", outcome.planned.spec.bytes},
           {"buffers", bench::buffers_of(outcome.planned.spec.operation)},
           {"host_bytes", outcome.planned.host_bytes},
-          {"warmup_runs", outcome.planned.spec.warmup_runs},
+          {"warmup", outcome.planned.spec.steady_warmup ? "until steady" : "fixed"},
+          {"warmup_min_runs", outcome.planned.spec.warmup_runs},
+          {"warmup_runs", r.warmup_seconds.size()},
+          {"warmup_seconds", r.warmup_seconds},
+          {"launches_per_sample", outcome.planned.spec.launches_per_sample},
           {"traffic_bytes_per_sample", r.traffic_bytes_per_sample},
           {"sample_seconds", r.sample_seconds},
           {"sample_gbps", gbps},
@@ -138,8 +142,8 @@ std::string render_bandwidth_text(const bench::BandwidthRun& run, const TextStyl
   for (const bench::CaseOutcome& outcome : run.cases) {
     max_gbps = std::max(max_gbps, outcome.gbps.median);
   }
-  out += fmt::format("  {:<26}{:<{}}  {:>8}  {:>15}  {:>6}  {:>8}\n", "case", "", kBarWidth, "GB/s",
-                     "min–max", "% peak", "% dev rd");
+  out += fmt::format("  {:<26}{:<{}}  {:>8}  {:>15}  {:>5}  {:>6}  {:>8}\n", "case", "", kBarWidth,
+                     "GB/s", "min–max", "CV", "% peak", "% dev rd");
   for (const bench::CaseOutcome& outcome : run.cases) {
     const std::string label =
         case_label(outcome) +
@@ -147,9 +151,10 @@ std::string render_bandwidth_text(const bench::BandwidthRun& run, const TextStyl
     const kernels::CaseResult& r = outcome.result;
     if (r.status == CaseStatus::ok) {
       out +=
-          fmt::format("  {:<26}{}  {:>8.1f}  {:>15}  {:>6}  {:>8}\n", label,
+          fmt::format("  {:<26}{}  {:>8.1f}  {:>15}  {:>5}  {:>6}  {:>8}\n", label,
                       style.green(bar(outcome.gbps.median, max_gbps)), outcome.gbps.median,
                       fmt::format("{:.0f}–{:.0f}", outcome.gbps.min, outcome.gbps.max),
+                      fmt::format("{:.1f}%", 100.0 * outcome.seconds.cv),
                       outcome.percent_of_peak > 0 ? fmt::format("{:.1f}%", outcome.percent_of_peak)
                                                   : std::string("-"),
                       outcome.percent_of_device_read > 0
