@@ -361,22 +361,51 @@ TEST(Verify, ProcessNvmlDoesNotListHoldsNoGpuMemory) {
   EXPECT_EQ(check_memory(snapshot, nvml, expected)[0].severity, Severity::ok);
 }
 
-// The log of the CPU-only llama-server of llama.cpp 2026-08 (commit 3f545be) run with -ngl 99
-// at -lv 4, stderr included: captured, see tests/fixtures/llama-server/README.md.
+// The log of the CPU-only llama-server of llama.cpp 2026-08 (commit 3f545be, built with the RPC
+// backend) run with -ngl 99 at -lv 4, stderr included: captured, see
+// tests/fixtures/llama-server/README.md.
 std::string cpu_server_log() {
   return testing::read_text(testing::fixture("llama-server/log-cpu-ngl99-lv4-3f545be.txt"));
 }
 
 TEST(VerifyGpuEvidence, CpuBuildLogIsEvidenceAgainstTheGpu) {
   const GpuLogEvidence evidence = read_gpu_evidence(cpu_server_log(), "server.log");
+  // With the RPC backend built in, llama.cpp claims offload support and says every layer was
+  // offloaded; the buffer lines tell the truth: the weights are in host memory.
+  ASSERT_TRUE(evidence.offloaded && evidence.offloadable);
+  EXPECT_EQ(*evidence.offloaded, 4u);
+  EXPECT_EQ(*evidence.offloadable, 4u);
+  EXPECT_TRUE(evidence.device_buffers.empty());
+  EXPECT_EQ(evidence.host_buffers, (std::vector<std::string>{"CPU_Mapped 0.55 MiB"}));
+  EXPECT_TRUE(evidence.no_gpu_line.empty());
+  EXPECT_TRUE(evidence.against_gpu());
+  EXPECT_TRUE(evidence.no_gpu_backend());
+  EXPECT_FALSE(evidence.all_layers_on_gpu());
+  EXPECT_NE(evidence.describe().find("no model buffer on a GPU"), std::string::npos)
+      << evidence.describe();
+  // At the default verbosity the same server logs nothing about the GPU: no evidence.
+  const GpuLogEvidence quiet = read_gpu_evidence(
+      testing::read_text(testing::fixture("llama-server/log-cpu-ngl99-default-3f545be.txt")),
+      "server.log");
+  EXPECT_FALSE(quiet.against_gpu());
+  EXPECT_FALSE(quiet.all_layers_on_gpu());
+}
+
+TEST(VerifyGpuEvidence, NoUsableGpuWarningIsEvidenceAgainst) {
+  // What common/arg.cpp prints to stderr for -ngl when no backend can offload (a build with
+  // neither a GPU nor the RPC backend), before the log proper starts.
+  const std::string log =
+      "warning: no usable GPU found, --gpu-layers option will be ignored\n"
+      "warning: one possible reason is that llama.cpp was compiled without GPU support\n"
+      "warning: consult docs/build.md for compilation instructions\n"
+      "0.00.013.948 I cmn  common_param: common_params_print_info: verbosity = 3 (adjust with "
+      "the `-lv N` CLI arg)\n";
+  const GpuLogEvidence evidence = read_gpu_evidence(log, "server.log");
   EXPECT_EQ(evidence.no_gpu_line,
             "warning: no usable GPU found, --gpu-layers option will be ignored");
-  EXPECT_FALSE(evidence.offloaded);  // a build without GPU offload does not print the line
-  EXPECT_TRUE(evidence.device_buffers.empty());
-  ASSERT_FALSE(evidence.host_buffers.empty());
-  EXPECT_EQ(evidence.host_buffers[0].rfind("CPU", 0), 0u) << evidence.host_buffers[0];
   EXPECT_TRUE(evidence.against_gpu());
-  EXPECT_FALSE(evidence.all_layers_on_gpu());
+  EXPECT_TRUE(evidence.no_gpu_backend());
+  EXPECT_NE(evidence.fix().find("-DGGML_CUDA=ON"), std::string::npos);
 }
 
 TEST(VerifyGpuEvidence, CudaLoadLinesShowEveryLayerOnTheGpu) {
@@ -392,6 +421,9 @@ TEST(VerifyGpuEvidence, CudaLoadLinesShowEveryLayerOnTheGpu) {
   EXPECT_FALSE(all.against_gpu());
   EXPECT_EQ(all.device_buffers, (std::vector<std::string>{"CUDA0 1858.63 MiB"}));
   EXPECT_EQ(all.host_buffers, (std::vector<std::string>{"CPU_Mapped 2.50 MiB"}));
+  // "offloaded 9/9" without a buffer on a device proves nothing (see the CPU build's log).
+  EXPECT_FALSE(
+      read_gpu_evidence("load_tensors: offloaded 9/9 layers to GPU\n", "l").all_layers_on_gpu());
 
   const GpuLogEvidence partial =
       read_gpu_evidence("load_tensors: offloaded 5/9 layers to GPU\n", "l");
@@ -432,7 +464,8 @@ TEST(VerifyGpuEvidence, LayersFlagAloneIsNoEvidence) {
   Finding against = k1;
   confirm_gpu_layers(against, &cpu, nvml, 7, {});
   EXPECT_EQ(against.severity, Severity::fail);
-  EXPECT_NE(against.evidence.find("no usable GPU found"), std::string::npos) << against.evidence;
+  EXPECT_NE(against.evidence.find("no model buffer on a GPU"), std::string::npos)
+      << against.evidence;
 
   nvml.loaded = true;
   nvml.processes.push_back({0, 7, 18ull << 30});

@@ -59,12 +59,19 @@ struct GpuLogEvidence {
   std::vector<std::string> device_buffers;   // model buffers on a device: "CUDA0 1858.63 MiB"
   std::vector<std::string> host_buffers;     // in host memory: "CPU_Mapped 2.50 MiB"
 
-  // The log shows the model (or part of it) outside device memory.
+  // The log shows the model (or part of it) outside device memory: the warning, fewer layers
+  // offloaded than there are, or model buffers only in host memory.
   bool against_gpu() const;
-  // The log shows every layer on a device.
+  // The log shows every layer offloaded and model buffers on a device. "offloaded M/M" alone
+  // is not enough: a build without a GPU but with the RPC backend prints it too.
   bool all_layers_on_gpu() const;
-  // One line summing up what was found, naming the log.
+  // The server has no GPU to put layers on (the warning, or every buffer in host memory
+  // although no layer was held back), as opposed to layers held back by -ngl or by fitting.
+  bool no_gpu_backend() const;
+  // One line summing up what was found, naming the log, and why it counts against the GPU.
   std::string describe() const;
+  // What to do when against_gpu().
+  std::string fix() const;
 };
 
 // The part of `log_text` written by the latest start: from the last `==== gb10tune … launch`

@@ -47,7 +47,12 @@ bool GpuLogEvidence::against_gpu() const {
 
 bool GpuLogEvidence::all_layers_on_gpu() const {
   return no_gpu_line.empty() && offloaded && offloadable && *offloadable > 0 &&
-         *offloaded >= *offloadable;
+         *offloaded >= *offloadable && !device_buffers.empty();
+}
+
+bool GpuLogEvidence::no_gpu_backend() const {
+  const bool held_back = offloaded && offloadable && *offloaded < *offloadable;
+  return !no_gpu_line.empty() || (!held_back && device_buffers.empty() && !host_buffers.empty());
 }
 
 std::string GpuLogEvidence::describe() const {
@@ -66,7 +71,20 @@ std::string GpuLogEvidence::describe() const {
   if (parts.empty()) {
     return fmt::format("{} says nothing about the GPU", log_name);
   }
-  return fmt::format("{} says {}", log_name, fmt::join(parts, "; "));
+  std::string text = fmt::format("{} says {}", log_name, fmt::join(parts, "; "));
+  if (no_gpu_line.empty() && device_buffers.empty() && !host_buffers.empty()) {
+    text += " (no model buffer on a GPU)";
+  }
+  return text;
+}
+
+std::string GpuLogEvidence::fix() const {
+  if (no_gpu_backend()) {
+    return "this llama-server has no usable GPU backend: build llama.cpp with -DGGML_CUDA=ON "
+           "(gb10tune probe prints the build line) and check that the GPU is visible "
+           "(nvidia-smi)";
+  }
+  return "pass -ngl all and check free memory (llama.cpp fits layers to what is free)";
 }
 
 std::string_view latest_run(std::string_view log_text) {
@@ -81,11 +99,13 @@ std::string_view latest_run(std::string_view log_text) {
   if (info == std::string_view::npos) {
     return log_text;
   }
-  // The warnings of argument parsing come just before the first line of the log proper.
+  // The start prints several common_params_print_info lines; the warnings of argument
+  // parsing come just before them.
   std::size_t start = line_start(log_text, info);
   while (start > 0) {
     const std::size_t previous = line_start(log_text, start - 1);
-    if (!starts_with(log_text.substr(previous), "warning:")) {
+    const std::string_view line = log_text.substr(previous, start - previous);
+    if (!starts_with(line, "warning:") && line.find(kPrintInfo) == std::string_view::npos) {
       break;
     }
     start = previous;
@@ -141,12 +161,7 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
   if (log != nullptr && log->against_gpu()) {
     finding.severity = Severity::fail;
     finding.evidence += fmt::format("; but {}", log->describe());
-    finding.fix = !log->no_gpu_line.empty()
-                      ? "this llama-server build has no usable GPU backend: build llama.cpp with "
-                        "-DGGML_CUDA=ON (gb10tune probe prints the build line) and check that "
-                        "the GPU is visible (nvidia-smi)"
-                      : "pass -ngl all and check free memory (llama.cpp fits layers to what is "
-                        "free)";
+    finding.fix = log->fix();
     return;
   }
   if (finding.severity != Severity::ok) {
@@ -167,8 +182,8 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
   std::vector<std::string> missing;
   missing.push_back(log == nullptr
                         ? std::string("no server log was read")
-                        : fmt::format("{} has no 'offloaded N/M layers to GPU' line (llama-server "
-                                      "prints it from -lv 4 on)",
+                        : fmt::format("{} has no load_tensors lines saying where the layers "
+                                      "went (llama-server prints them from -lv 4 on)",
                                       log->log_name));
   if (!nvml.loaded) {
     missing.push_back(nvml.detail.empty() ? std::string("NVML not available") : nvml.detail);

@@ -36,12 +36,9 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
   if (log != nullptr && log->against_gpu()) {
     finding.severity = Severity::fail;
     finding.evidence =
-        fmt::format("{}; {}: the model sits in host memory", evidence, log->describe());
-    finding.fix = !log->no_gpu_line.empty()
-                      ? "run a llama-server built with a GPU backend (-DGGML_CUDA=ON; gb10tune "
-                        "probe prints the build line) on a machine whose GPU it can see"
-                      : "pass -ngl all and check free memory (llama.cpp fits layers to what is "
-                        "free)";
+        fmt::format("{}; {}: {} in host memory", evidence, log->describe(),
+                    log->no_gpu_backend() ? "the model sits" : "part of the model sits");
+    finding.fix = log->fix();
     return {finding};
   }
   if (nvml.loaded) {
