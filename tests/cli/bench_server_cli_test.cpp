@@ -9,6 +9,7 @@
 #include "support/fake_server.hpp"
 #include "support/server_results.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune {
 namespace {
@@ -174,6 +175,38 @@ TEST(CliBenchServer, LaunchRecordGivesUrlArgvAndBytesPerToken) {
   EXPECT_NE(compare.out.find("result: no significant difference"), std::string::npos)
       << compare.out;
   EXPECT_NE(compare.out.find("settings: the same in both runs"), std::string::npos);
+}
+
+TEST(CliBenchServer, RooflineOfASplitModelCountsEveryShard) {
+  testing::TempDir dir;
+  testing::GgufWriter first = testing::report_model(64, 0);
+  first.add("split.no", testing::gguf_uint16(0)).add("split.count", testing::gguf_uint16(2));
+  first.tensor("output.weight", {5120, 1000}, gguf::GgmlType::q8_0);
+  first.write(dir.path() / "m-00001-of-00002.gguf");
+  testing::GgufWriter second;
+  second.add("split.no", testing::gguf_uint16(1)).add("split.count", testing::gguf_uint16(2));
+  second.tensor("blk.0.ffn_down.weight", {5120, 17408}, gguf::GgmlType::q4_k);
+  second.write(dir.path() / "m-00002-of-00002.gguf");
+  FakeServer server;
+  make_speculative(server);
+  const std::string model = (dir.path() / "m-00001-of-00002.gguf").string();
+  const auto result =
+      run_cli_on("gb10",
+                 {"bench", "server", "--url", "http://h:1", "--samples", "1", "--warmup", "0",
+                  "--bandwidth", "237", "--model", model, "--json"},
+                 {}, {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["roofline"]["bytes_per_token"],
+            5120ull * 1000 / 32 * 34 + 5120ull * 17408 / 256 * 144);
+
+  std::filesystem::remove(dir.path() / "m-00002-of-00002.gguf");
+  const auto missing = run_cli_on("gb10",
+                                  {"bench", "server", "--url", "http://h:1", "--samples", "1",
+                                   "--bandwidth", "237", "--model", model},
+                                  {}, {}, with(server));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("m-00002-of-00002.gguf"), std::string::npos) << missing.err;
 }
 
 TEST(CliBenchServer, ConcurrencyTableShowsPerSessionAndTotal) {
