@@ -105,7 +105,8 @@ Runner setup_bench_compare(CLI::App& bench) {
   sub->add_option("B", options->b, "The run to judge against it")->required();
   sub->add_flag("--json", options->json, "Print one JSON document instead of text");
   sub->footer(
-      "A change is beyond the noise when the 95% intervals of the two medians do not overlap.\n"
+      "A change is beyond the noise when the confidence intervals of the two medians (95% "
+      "from 6 samples on) do not overlap and each run has at least 5 samples.\n"
       "Exit codes: 0 compared (whatever the verdict), 2 a result is missing or unreadable.");
   return [options](Context& ctx) { return run(*options, ctx); };
 }

@@ -31,6 +31,7 @@ struct ServerOptions {
   double bandwidth_gbps = 0;
   std::string model;
   std::string save;
+  bool force = false;  // --save may replace an earlier result
   double timeout_seconds = 600;
   bool json = false;
 };
@@ -69,11 +70,8 @@ Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
                                                 const bench::ServerInfo& info, const Context& ctx) {
   bench::RooflineInputs inputs;
   const auto from_model = [&](const std::string& path) -> Expected<std::uint64_t> {
-    const auto file = gguf::read_gguf(path);
-    if (!file) {
-      return file.error();
-    }
-    const auto facts = model::describe_model(*file);
+    // Every shard of a split model: the bytes read per token are the whole model's.
+    const auto facts = model::read_model(path);
     if (!facts) {
       return facts.error();
     }
@@ -113,6 +111,26 @@ Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
   return inputs;
 }
 
+// --save NAME must not replace an earlier result unless --force says so.
+Status check_save_target(const ServerOptions& options, const Context& ctx) {
+  if (options.force) {
+    return {};
+  }
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return {};  // save_result reports the state directory's problem
+  }
+  const auto path = bench::saved_result_path(options.save, *dir);
+  std::error_code ec;
+  if (path && std::filesystem::exists(*path, ec)) {
+    return Error{fmt::format("--save {}: {} already holds a saved result; choose another name, "
+                             "or pass --force to replace it",
+                             options.save, path->string()),
+                 ExitCode::usage};
+  }
+  return {};
+}
+
 Status save_result(const nlohmann::json& doc, const std::string& name, Context& ctx) {
   const auto dir = platform::state_dir(ctx.env);
   if (!dir) {
@@ -140,9 +158,12 @@ ExitCode fail(Context& ctx, const Error& error) {
 
 ExitCode run(const ServerOptions& options, Context& ctx) {
   if (!options.save.empty()) {
-    // Check the name before spending minutes on the run.
+    // Check the name, and that nothing would be replaced, before spending minutes on the run.
     if (const Status valid = bench::check_result_name(options.save); !valid) {
       return fail(ctx, valid.error());
+    }
+    if (const Status free = check_save_target(options, ctx); !free) {
+      return fail(ctx, free.error());
     }
   }
   const auto workload = load_workload(options);
@@ -232,6 +253,10 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
     *ctx.out << report::render_server_bench_text(result, ctx.out_style());
   }
   if (!options.save.empty()) {
+    // A result saved meanwhile (another run) is not replaced either.
+    if (const Status free = check_save_target(options, ctx); !free) {
+      return fail(ctx, free.error());
+    }
     if (const Status saved = save_result(doc, options.save, ctx); !saved) {
       return fail(ctx, saved.error());
     }
@@ -274,6 +299,7 @@ Runner setup_bench_server(CLI::App& bench) {
   sub->add_option("--save", options->save,
                   "Also save the result as NAME under the state directory, for bench compare")
       ->option_text("NAME");
+  sub->add_flag("--force", options->force, "With --save: replace a result saved under NAME");
   sub->add_flag("--json", options->json, "Print one JSON document (every request) instead of text");
   sub->footer(
       "Figures are the server's own timings (time to first token = prompt_ms, without "

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/launch/child_environment.hpp"
@@ -16,9 +18,11 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
+#include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "launch_start.hpp"
 #include "size_option.hpp"
@@ -40,8 +44,37 @@ struct LaunchOptions {
   std::string profile;
   std::vector<std::string> extra;
   nlohmann::json values = nlohmann::json::object();  // settings given on the command line
-  std::uint64_t ctx_size = 0;  // -c: all slots together (becomes ctx_per_slot)
+  std::optional<std::int64_t> ctx_size;  // -c: all slots together (becomes ctx_per_slot)
 };
+
+// The command-line option that sets launch setting `key`, for messages.
+std::string option_of(std::string_view key) {
+  if (key == "cache_ram_mib") {
+    return "--cache-ram";
+  }
+  if (key == "timeout_s") {
+    return "--timeout";
+  }
+  if (key == "kv_unified") {
+    return "--kvu/--no-kvu";
+  }
+  if (key == "mtp") {
+    return "--mtp/--no-mtp";
+  }
+  std::string option = "--" + std::string(key);
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
+// The command line's values go through the same checks as a profile's or the user config's.
+Status check_command_line(const nlohmann::json& values) {
+  for (const auto& [key, value] : values.items()) {
+    if (auto ok = launch::check_setting(key, value, "command line " + option_of(key)); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
 
 ExitCode fail(Context& ctx, const Error& error) {
   *ctx.err << "gb10tune launch: " << error.message << "\n";
@@ -158,10 +191,62 @@ plan::PlanConfig plan_config(const launch::LaunchSettings& s, const launch::Serv
   config.mtp = cmd.mtp;
   config.draft_n_max = cmd.mtp ? cmd.draft_n_max : 3;
   const auto ram = s.integer("cache_ram_mib");
+  // -1 (no limit) is planned by plan_unbounded_cache once the cache geometry is known.
   config.cache_ram_bytes = ram < 0 ? 0 : static_cast<std::uint64_t>(ram) << 20;
   config.projector_bytes = projector_bytes;
   config.overhead_bytes = overhead;
   return config;
+}
+
+// --cache-ram -1: llama-server (tools/server, server_prompt_cache) then drops the byte limit
+// and keeps only its token limit: saved prompt states of at most n_ctx tokens in total. That
+// is bounded by n_ctx cells of KV state (plus the MTP draft context's), so it is planned at
+// that size. Each saved state of a model with recurrent layers also carries a whole recurrent
+// state, however short the prompt, so there nothing bounds the cache but a failed allocation:
+// refused on GB10 (the cache shares the one memory with the GPU's buffers), elsewhere planned
+// as everything the plan leaves, and said so. Returns the plan to use.
+Expected<plan::MemoryPlan> plan_unbounded_cache(const model::ModelFacts& model,
+                                                plan::PlanConfig& config,
+                                                const plan::PlanBudget& budget,
+                                                plan::MemoryPlan first, bool gb10) {
+  if (model.is_hybrid()) {
+    if (gb10) {
+      return Error{
+          "--cache-ram -1 (no limit): this model has recurrent layers, so every saved prompt "
+          "carries a whole recurrent state and llama-server's prompt cache has no bound but a "
+          "failed allocation; on GB10 it shares the one memory with the GPU's buffers. Give a "
+          "limit in MiB, e.g. --cache-ram 24576 (K8)",
+          ExitCode::usage};
+    }
+    const std::uint64_t left = first.available_bytes && *first.available_bytes > first.total_bytes
+                                   ? *first.available_bytes - first.total_bytes
+                                   : 0;
+    config.cache_ram_bytes = left;
+    auto plan = plan::make_plan(model, config, budget);
+    if (plan) {
+      plan->notes.push_back(fmt::format(
+          "--cache-ram -1 (no limit): with recurrent layers the prompt cache has no bound, so "
+          "it is planned as everything left ({}); give a limit in MiB to keep room",
+          format_bytes_si(left)));
+    }
+    return plan;
+  }
+  const auto full = model.kv_bytes_per_cell(model::KvScope::full_attention, config.cache_k,
+                                            config.cache_v, !config.flash_attention);
+  const auto swa = model.kv_bytes_per_cell(model::KvScope::sliding_window, config.cache_k,
+                                           config.cache_v, !config.flash_attention);
+  if (!full || !swa) {
+    return Error{!full ? full.error().message : swa.error().message, ExitCode::usage};
+  }
+  config.cache_ram_bytes = first.n_ctx * (*full + *swa) + first.mtp_kv_bytes;
+  auto plan = plan::make_plan(model, config, budget);
+  if (plan) {
+    plan->notes.push_back(fmt::format(
+        "--cache-ram -1 (no limit): llama-server then bounds the prompt cache by its token "
+        "limit only (n_ctx = {} tokens of saved state), planned as {}",
+        first.n_ctx, format_bytes_si(config.cache_ram_bytes)));
+  }
+  return plan;
 }
 
 Status check_cache_types(const launch::LaunchSettings& s) {
@@ -186,6 +271,9 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!in.extra.empty()) {
     in.values["extra_args"] = in.extra;
   }
+  if (auto ok = check_command_line(in.values); !ok) {
+    return fail(ctx, ok.error());
+  }
   Layers layers;
   auto user = read_user_config(ctx, layers.user_path);
   if (!user) {
@@ -205,26 +293,11 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!candidate) {
     return fail(ctx, candidate.error());
   }
-  const auto file = read_named("model", candidate->path.string());
-  if (!file) {
-    return fail(ctx, file.error());
-  }
-  auto facts = model::describe_model(*file);
+  // Every shard of a split model (split.count in the header), so that the weights and the
+  // bytes read per token are the whole model's.
+  auto facts = model::read_model(candidate->path);
   if (!facts) {
-    return fail(ctx, Error{facts.error().message, ExitCode::usage});
-  }
-  // A split model's other shards hold the rest of the weights.
-  for (std::size_t i = 1; i < candidate->shards.size(); ++i) {
-    const auto shard = read_named("model shard", candidate->shards[i].string());
-    if (!shard) {
-      return fail(ctx, shard.error());
-    }
-    std::uint64_t bytes = 0;
-    for (const auto& tensor : shard->tensors()) {
-      bytes += tensor.bytes;
-    }
-    facts->weight_bytes += bytes;
-    facts->bytes_read_per_token += bytes;
+    return fail(ctx, Error{facts.error().message, ExitCode::usage});  // it names the file
   }
   if (layers.profile.empty()) {
     layers.profile = facts->is_moe() ? "gb10-moe" : "gb10-dense-mtp";
@@ -235,14 +308,29 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!profile) {
     return fail(ctx, profile.error());
   }
-  if (in.ctx_size != 0 && in.values.contains("ctx_per_slot")) {
+  if (in.ctx_size && in.values.contains("ctx_per_slot")) {
     return fail(ctx, Error{"give either --ctx-size (all slots) or --ctx-per-slot, not both",
                            ExitCode::usage});
   }
-  if (in.ctx_size != 0) {
-    // -c counts all slots: spread it over them.
+  if (in.ctx_size) {
+    // -c counts all slots: spread it over them; -c 0 is the model's native context per slot,
+    // as for llama-server.
     const auto slots = resolve(layers, &*profile, in).integer("slots");
-    in.values["ctx_per_slot"] = static_cast<std::int64_t>(in.ctx_size) / slots;
+    const std::int64_t total = *in.ctx_size;
+    const std::int64_t per_slot = total / slots;
+    std::int64_t max_per_slot = 0;
+    for (const auto& spec : launch::launch_setting_specs()) {
+      max_per_slot = spec.key == "ctx_per_slot" ? spec.max : max_per_slot;
+    }
+    if (total < 0 || (total > 0 && per_slot == 0) || per_slot > max_per_slot) {
+      return fail(ctx, Error{fmt::format("command line --ctx-size {}: must be 0 (the model's "
+                                         "native context per slot) or from {} to {} ({} slot{} "
+                                         "of 1 to {} tokens)",
+                                         total, slots, max_per_slot * slots, slots,
+                                         slots == 1 ? "" : "s", max_per_slot),
+                             ExitCode::usage});
+    }
+    in.values["ctx_per_slot"] = per_slot;
   }
   settings = resolve(layers, &*profile, in);
   if (auto ok = check_cache_types(settings); !ok) {
@@ -326,7 +414,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!overhead || !reserve) {
     return fail(ctx, !overhead ? overhead.error() : reserve.error());
   }
-  const auto config = plan_config(settings, *command, projector_bytes, *overhead);
+  auto config = plan_config(settings, *command, projector_bytes, *overhead);
   plan::PlanBudget budget;
   budget.reserve_bytes = *reserve;
   if (const auto memory = sys::read_meminfo(ctx.sysroot)) {
@@ -334,7 +422,10 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   } else {
     *ctx.err << "warning: " << memory.error().message << "; the plan is not checked\n";
   }
-  const auto plan = plan::make_plan(*facts, config, budget);
+  auto plan = plan::make_plan(*facts, config, budget);
+  if (plan && settings.integer("cache_ram_mib") < 0) {
+    plan = plan_unbounded_cache(*facts, config, budget, *plan, inputs.gb10);
+  }
   if (!plan) {
     return fail(ctx, plan.error());
   }
@@ -365,8 +456,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
     }
     if (refused) {
-      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was started (the "
-                  "plan above says what would fit; --force starts it anyway)\n";
+      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was started. "
+               << report::what_fits(config, *plan) << " (--force starts it anyway)\n";
       return ExitCode::memory_refused;
     }
     return ExitCode::ok;
@@ -421,8 +512,10 @@ Runner setup_launch(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   sub->add_option_function<std::int64_t>("--ctx-per-slot", set("ctx_per_slot"),
                                          "Context tokens per slot (-c = this x slots)");
-  sub->add_option("--ctx-size,-c", o->ctx_size,
-                  "Context tokens of all slots together (sets --ctx-per-slot = this / slots)");
+  sub->add_option_function<std::int64_t>(
+      "--ctx-size,-c", [o](std::int64_t value) { o->ctx_size = value; },
+      "Context tokens of all slots together (sets --ctx-per-slot = this / slots; 0 = the "
+      "model's native context per slot)");
   sub->add_option_function<std::string>("--host", set("host"), "Address to listen on");
   sub->add_option_function<std::int64_t>("--port", set("port"), "Port to listen on")
       ->check(CLI::Range(1, 65535));

@@ -9,6 +9,7 @@
 #include "support/fake_server.hpp"
 #include "support/server_results.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune {
 namespace {
@@ -176,6 +177,38 @@ TEST(CliBenchServer, LaunchRecordGivesUrlArgvAndBytesPerToken) {
   EXPECT_NE(compare.out.find("settings: the same in both runs"), std::string::npos);
 }
 
+TEST(CliBenchServer, RooflineOfASplitModelCountsEveryShard) {
+  testing::TempDir dir;
+  testing::GgufWriter first = testing::report_model(64, 0);
+  first.add("split.no", testing::gguf_uint16(0)).add("split.count", testing::gguf_uint16(2));
+  first.tensor("output.weight", {5120, 1000}, gguf::GgmlType::q8_0);
+  first.write(dir.path() / "m-00001-of-00002.gguf");
+  testing::GgufWriter second;
+  second.add("split.no", testing::gguf_uint16(1)).add("split.count", testing::gguf_uint16(2));
+  second.tensor("blk.0.ffn_down.weight", {5120, 17408}, gguf::GgmlType::q4_k);
+  second.write(dir.path() / "m-00002-of-00002.gguf");
+  FakeServer server;
+  make_speculative(server);
+  const std::string model = (dir.path() / "m-00001-of-00002.gguf").string();
+  const auto result =
+      run_cli_on("gb10",
+                 {"bench", "server", "--url", "http://h:1", "--samples", "1", "--warmup", "0",
+                  "--bandwidth", "237", "--model", model, "--json"},
+                 {}, {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["roofline"]["bytes_per_token"],
+            5120ull * 1000 / 32 * 34 + 5120ull * 17408 / 256 * 144);
+
+  std::filesystem::remove(dir.path() / "m-00002-of-00002.gguf");
+  const auto missing = run_cli_on("gb10",
+                                  {"bench", "server", "--url", "http://h:1", "--samples", "1",
+                                   "--bandwidth", "237", "--model", model},
+                                  {}, {}, with(server));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("m-00002-of-00002.gguf"), std::string::npos) << missing.err;
+}
+
 TEST(CliBenchServer, ConcurrencyTableShowsPerSessionAndTotal) {
   FakeServer server;
   make_speculative(server);
@@ -247,6 +280,55 @@ TEST(CliBenchCompare, SeveralChangedSettingsWarn) {
   EXPECT_EQ(doc["setting_differences"].size(), 2u);
   EXPECT_EQ(doc["metrics"][1]["verdict"], "no significant difference");
   EXPECT_NE(js.err.find("warning:"), std::string::npos);
+}
+
+TEST(CliBenchCompare, IntervalsSayTheirRealConfidence) {
+  testing::TempDir dir;
+  save(dir, "a", testing::make_result({20.1, 20.5, 20.3}, {300, 301}, {}, 3));
+  save(dir, "b", testing::make_result({23.5, 23.9}, {300, 301}, {}, 4));
+  const auto result = run_cli_on("gb10", {"bench", "compare", "a", "b"}, state_env(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.find("95% interval"), std::string::npos) << result.out;
+  // decode: n = 3 in A (75%), n = 2 in B (50%); fully apart, but too few samples to judge.
+  EXPECT_NE(result.out.find("20.3 [20.1, 20.5] 75%"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("23.7 [23.5, 23.9] 50%"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("too few samples"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("result: no significant difference"), std::string::npos);
+}
+
+TEST(CliBenchServer, TextSaysTheIntervalsRealConfidence) {
+  FakeServer server;
+  make_speculative(server);
+  const auto result = run_cli_on(
+      "gb10", {"bench", "server", "--url", "http://h:1", "--samples", "2", "--warmup", "0"}, {}, {},
+      with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.find("95% distribution-free interval"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("conf"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(" 50% "), std::string::npos) << result.out;  // n = 2
+}
+
+TEST(CliBenchServer, SaveNeverReplacesAResultWithoutForce) {
+  testing::TempDir dir;
+  save(dir, "base", testing::make_result({20}, {300}));
+  const auto saved = dir.path() / "state" / "gb10tune" / "bench" / "base.json";
+  const std::string before = testing::read_text(saved);
+  FakeServer server;
+  make_speculative(server);
+  const std::vector<std::string> args{"bench",     "server", "--url",  "http://h:1",
+                                      "--samples", "1",      "--save", "base"};
+  const auto refused = run_cli_on("gb10", args, state_env(dir), {}, with(server));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find(saved.string()), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_TRUE(server.requests.empty());  // refused before the run
+  EXPECT_EQ(testing::read_text(saved), before);
+
+  std::vector<std::string> forced = args;
+  forced.push_back("--force");
+  const auto replaced = run_cli_on("gb10", forced, state_env(dir), {}, with(server));
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(testing::read_text(saved), before);
 }
 
 TEST(CliBenchCompare, MissingOrBrokenResultsAreUsageErrors) {

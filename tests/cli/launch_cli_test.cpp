@@ -110,6 +110,152 @@ TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
   }
 }
 
+TEST(CliLaunch, CommandLineValuesAreCheckedLikeProfileValues) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  struct Case {
+    std::vector<std::string> options;
+    std::vector<std::string> expect;
+  };
+  for (const Case& c : {
+           Case{{"--ctx-per-slot", "-5"}, {"--ctx-per-slot", "between 0 and 16777216", "-5"}},
+           Case{{"--ctx-per-slot", "99999999999"},
+                {"--ctx-per-slot", "between 0 and 16777216", "99999999999"}},
+           Case{{"--gpu-layers", "banana"},
+                {"--gpu-layers", "'all' or a whole number from 0 to 65535", "banana"}},
+           Case{{"--cache-ram", "-2"}, {"--cache-ram", "between -1 and"}},
+           Case{{"-c", "-1"}, {"--ctx-size -1", "must be 0"}},
+           Case{{"-c", "2", "--slots", "3"}, {"--ctx-size 2", "from 3 to"}},
+       }) {
+    std::vector<std::string> args{"launch", "--dry-run", "--model", model};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    const auto result = run_cli_on("gb10", args, {});
+    EXPECT_EQ(result.exit_code, 2) << c.options[0] << " " << c.options[1] << ": " << result.err;
+    for (const std::string& text : c.expect) {
+      EXPECT_NE(result.err.find(text), std::string::npos) << text << " in: " << result.err;
+    }
+  }
+}
+
+TEST(CliLaunch, ProfileGpuLayersMustBeAllOrANumber) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const std::string profile =
+      dir.write("p.json", R"({"settings": {"gpu_layers": "banana"}})").string();
+  const auto result =
+      run_cli_on("gb10", {"launch", "--dry-run", "--model", model, "--profile", profile}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("'gpu_layers' must be 'all' or a whole number"), std::string::npos)
+      << result.err;
+}
+
+TEST(CliLaunch, CtxSizeZeroIsTheNativeContextPerSlot) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto result = run_cli_on(
+      "gb10", {"launch", "--dry-run", "--json", "--model", model, "--slots", "1", "-c", "0"}, {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["plan"]["ctx_per_slot"], 262144);  // not the profile's 196608
+}
+
+// A plain llama model (no recurrent state): 8 layers, 8 KV heads of 128 → 2 × 8 × 8 × 128 × 2
+// bytes = 32 KiB of f16 KV per cell.
+std::string write_llama_model(const testing::TempDir& dir) {
+  testing::GgufWriter w;
+  w.add("general.architecture", testing::gguf_string("llama"))
+      .add("llama.block_count", testing::gguf_uint32(8))
+      .add("llama.context_length", testing::gguf_uint32(32768))
+      .add("llama.embedding_length", testing::gguf_uint32(4096))
+      .add("llama.attention.head_count", testing::gguf_uint32(32))
+      .add("llama.attention.head_count_kv", testing::gguf_uint32(8));
+  w.tensor("token_embd.weight", {4096, 1000}, gguf::GgmlType::f16)
+      .tensor("output.weight", {4096, 1000}, gguf::GgmlType::f16);
+  const auto path = dir.path() / "llama.gguf";
+  w.write(path);
+  return path.string();
+}
+
+TEST(CliLaunch, UnlimitedPromptCacheIsPlannedAtItsLargest) {
+  testing::TempDir dir;
+  const std::string model = write_llama_model(dir);
+  const auto result = run_cli_on("gb10",
+                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "2",
+                                  "--ctx-per-slot", "4096", "--cache-ram", "-1"},
+                                 {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  // llama-server keeps at most n_ctx tokens of saved state: 8192 cells × 32 KiB.
+  EXPECT_EQ(doc["plan"]["n_ctx"], 8192);
+  EXPECT_EQ(doc["plan"]["cache_ram_bytes"], 8192ull * 32768);
+  EXPECT_NE(doc["plan"]["notes"].dump().find("--cache-ram -1"), std::string::npos)
+      << doc["plan"]["notes"].dump();
+}
+
+TEST(CliLaunch, UnlimitedPromptCacheOfARecurrentModelIsRefusedOnGb10) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto gb10 =
+      run_cli_on("gb10", {"launch", "--dry-run", "--model", model, "--cache-ram", "-1"}, {});
+  EXPECT_EQ(gb10.exit_code, 2) << gb10.err;
+  EXPECT_NE(gb10.err.find("--cache-ram -1 (no limit)"), std::string::npos) << gb10.err;
+  EXPECT_NE(gb10.err.find("recurrent"), std::string::npos) << gb10.err;
+
+  const auto other = run_cli_on("x86-discrete",
+                                {"launch", "--dry-run", "--json", "--model", model, "--slots", "1",
+                                 "--ctx-per-slot", "4096", "--cache-ram", "-1"},
+                                {});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const json doc = json::parse(other.out);
+  EXPECT_GT(doc["plan"]["cache_ram_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_NE(doc["plan"]["notes"].dump().find("everything left"), std::string::npos)
+      << doc["plan"]["notes"].dump();
+}
+
+TEST(CliLaunch, SplitModelIsPlannedWithEveryShard) {
+  testing::TempDir dir;
+  // Shard 1: the metadata and the token embedding; shard 2: a big main-stack tensor and the MTP
+  // block, which is not loaded with --no-mtp.
+  testing::GgufWriter first = testing::report_model();
+  first.add("split.no", testing::gguf_uint16(0)).add("split.count", testing::gguf_uint16(2));
+  first.tensor("token_embd.weight", {5120, 1000}, gguf::GgmlType::q8_0);
+  first.write(dir.path() / "Q-00001-of-00002.gguf");
+  testing::GgufWriter second;
+  second.add("split.no", testing::gguf_uint16(1)).add("split.count", testing::gguf_uint16(2));
+  second.tensor("blk.0.ffn_down.weight", {5120, 17408 * 12}, gguf::GgmlType::q4_k)
+      .tensor("blk.64.attn_q.weight", {5120, 5120}, gguf::GgmlType::q8_0);
+  second.write(dir.path() / "Q-00002-of-00002.gguf");
+  const std::uint64_t embedding = 5120ull * 1000 / 32 * 34;
+  const std::uint64_t ffn = 5120ull * 17408 * 12 / 256 * 144;
+
+  const std::string path = (dir.path() / "Q-00001-of-00002.gguf").string();
+  const auto result =
+      run_cli_on("gb10", {"launch", "--dry-run", "--json", "--model", path, "--no-mtp"}, {});
+  ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["plan"]["weights_bytes"], embedding + ffn);  // every shard, no MTP block
+
+  // The same first shard under another name: its header still says 2 shards.
+  std::filesystem::rename(dir.path() / "Q-00001-of-00002.gguf", dir.path() / "Q.gguf");
+  const auto renamed =
+      run_cli_on("gb10", {"launch", "--dry-run", "--model", (dir.path() / "Q.gguf").string()}, {});
+  EXPECT_EQ(renamed.exit_code, 2) << renamed.err;
+  EXPECT_NE(renamed.err.find("Q.gguf: the header says it is the first of 2 shards"),
+            std::string::npos)
+      << renamed.err;
+  EXPECT_NE(renamed.err.find("-00001-of-00002.gguf"), std::string::npos) << renamed.err;
+}
+
+TEST(CliLaunch, NothingFitsIsSaidTheSameOnStdoutAndStderr) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", model}, {});
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_NE(result.out.find("Nothing fits with these settings"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("Nothing fits with these settings"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("says what would fit"), std::string::npos) << result.err;
+}
+
 TEST(CliLaunch, MtpOnAModelWithoutTheHeadIsRefused) {
   testing::TempDir dir;
   const auto path = dir.path() / "plain.gguf";

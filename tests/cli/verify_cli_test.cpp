@@ -57,7 +57,18 @@ TEST(CliVerify, CleanServerTextMatchesGolden) {
   testing::TempDir dir;
   const auto result =
       run_cli_on("verify-clean", {"verify", "--server-help", server_help()}, env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
   testing::expect_golden("verify-clean.txt", result.out);
+}
+
+// A CPU-only llama-server started by hand with -ngl 99 and its stderr in a file: its log (the
+// real CPU build's) says no GPU was found, and there is no NVML. Never a pass.
+TEST(CliVerify, CpuOnlyServerFailsTheGpuChecks) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("verify-cpu-only", {"verify", "--server-help", server_help()},
+                                 env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  testing::expect_golden("verify-cpu-only.txt", result.out);
 }
 
 TEST(CliVerify, UnreadableEnvironFailsAndSaysSudo) {

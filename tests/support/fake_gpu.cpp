@@ -55,7 +55,9 @@ FakeGpuBackend fake_gpu_for(std::string_view scenario) {
   gpu::GpuReport report;
   gpu::NvmlReport nvml;
   report.runtime_version = 13000;
-  const bool verify_machine = scenario.substr(0, 7) == "verify-";
+  // verify-cpu-only is a machine without an NVIDIA driver, like the one the real CPU build of
+  // llama-server was captured on.
+  const bool verify_machine = scenario.substr(0, 7) == "verify-" && scenario != "verify-cpu-only";
   if (scenario == "gb10" || scenario == "x86-discrete" || verify_machine) {
     report.status = gpu::GpuStatus::available;
     report.driver_cuda_version = 13000;

@@ -127,5 +127,22 @@ TEST(Compare, JudgeIsTheIntervalOverlapRule) {
   EXPECT_EQ(judge(a, summarize_metric(Metric::decode_tps, {}), true), Verdict::not_comparable);
 }
 
+TEST(Compare, FewSamplesAreNeverBetterOrWorse) {
+  // Three samples each, fully apart: [min, max] covers the median only 75% of the time, and
+  // two runs of one server separate like this by chance one time in ten.
+  const ServerBenchResult a = make_result({20.1, 20.5, 20.3}, kPrefill);
+  const ServerBenchResult b = make_result({23.5, 23.9, 23.6}, kPrefill);
+  const Comparison c = compare_results(a, b, "a", "b");
+  const MetricComparison& decode = row(c, "decode");
+  EXPECT_EQ(decode.verdict, Verdict::too_few_samples);
+  EXPECT_DOUBLE_EQ(decode.a.interval.confidence, 0.75);
+  EXPECT_FALSE(c.any_significant);
+  EXPECT_EQ(to_string(Verdict::too_few_samples), "too few samples");
+  // From kMinSamplesForVerdict samples on the same separation is a verdict.
+  const ServerBenchResult a5 = make_result({20.1, 20.5, 20.3, 20.2, 20.4}, kPrefill);
+  const ServerBenchResult b5 = make_result({23.5, 23.9, 23.6, 23.7, 23.8}, kPrefill);
+  EXPECT_EQ(row(compare_results(a5, b5, "a", "b"), "decode").verdict, Verdict::better);
+}
+
 }  // namespace
 }  // namespace gb10tune::bench

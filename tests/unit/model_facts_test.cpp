@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/gguf_writer.hpp"
+#include "support/test_context.hpp"
 #include "support/test_models.hpp"
 
 namespace gb10tune::model {
@@ -459,6 +460,84 @@ TEST(ModelFacts, CacheTypeThatDoesNotDivideTheWidthIsAnError) {
             std::string::npos)
       << q4.error().message;
   EXPECT_EQ(kv(*facts, KvScope::full_attention, GgmlType::bf16), 2u * 400 * 2 * 2);
+}
+
+// A report-model split in three files the way gguf-split writes them: the metadata and the
+// first tensors in shard 1, split.no/split.count in every shard. Tensors: token embedding
+// (272000 B) and output (210000 B) in shard 1, a main-stack tensor (131072 B) in shard 2, the
+// MTP block (262144 B) and one more main-stack tensor (36864 B) in shard 3.
+void write_split_model(const testing::TempDir& dir, const std::string& stem) {
+  auto shard = [](std::uint16_t no) {
+    GgufWriter w;
+    w.add("split.no", testing::gguf_uint16(no))
+        .add("split.count", testing::gguf_uint16(3))
+        .add("split.tensors.count", testing::gguf_int32(5));
+    return w;
+  };
+  GgufWriter first = report_model();
+  first.add("split.no", testing::gguf_uint16(0))
+      .add("split.count", testing::gguf_uint16(3))
+      .add("split.tensors.count", testing::gguf_int32(5));
+  first.tensor("token_embd.weight", {256, 1000}, GgmlType::q8_0)
+      .tensor("output.weight", {256, 1000}, GgmlType::q6_k);
+  first.write(dir.path() / (stem + "-00001-of-00003.gguf"));
+  GgufWriter second = shard(1);
+  second.tensor("blk.3.attn_q.weight", {256, 256}, GgmlType::f16);
+  second.write(dir.path() / (stem + "-00002-of-00003.gguf"));
+  GgufWriter third = shard(2);
+  third.tensor("blk.64.nextn.eh_proj.weight", {512, 256}, GgmlType::f16)
+      .tensor("blk.0.attn_qkv.weight", {256, 256}, GgmlType::q4_k);
+  third.write(dir.path() / (stem + "-00003-of-00003.gguf"));
+}
+
+TEST(ModelFacts, SplitModelSumsTheTensorsOfEveryShard) {
+  testing::TempDir dir;
+  write_split_model(dir, "m");
+  const auto facts = read_model(dir.path() / "m-00001-of-00003.gguf");
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->split_count, 3u);
+  EXPECT_EQ(facts->tensor_count, 5u);
+  EXPECT_EQ(facts->weight_bytes, 272000u + 210000 + 131072 + 262144 + 36864);
+  EXPECT_EQ(facts->mtp_weight_bytes, 262144u);
+  // Output head and both main-stack tensors; not the embedding (a row lookup), not MTP.
+  EXPECT_EQ(facts->bytes_read_per_token, 210000u + 131072 + 36864);
+  EXPECT_FALSE(facts->tied_output);
+}
+
+TEST(ModelFacts, SplitModelWithAMissingShardIsRefusedNamingIt) {
+  testing::TempDir dir;
+  write_split_model(dir, "m");
+  std::filesystem::remove(dir.path() / "m-00002-of-00003.gguf");
+  const auto facts = read_model(dir.path() / "m-00001-of-00003.gguf");
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("shard 2 of 3 is missing"), std::string::npos)
+      << facts.error().message;
+  EXPECT_NE(facts.error().message.find("m-00002-of-00003.gguf"), std::string::npos);
+}
+
+TEST(ModelFacts, SplitModelMustBeGivenByItsFirstShardUnderItsOwnName) {
+  testing::TempDir dir;
+  write_split_model(dir, "m");
+  const auto second = read_model(dir.path() / "m-00002-of-00003.gguf");
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("give the first shard"), std::string::npos)
+      << second.error().message;
+  std::filesystem::rename(dir.path() / "m-00001-of-00003.gguf", dir.path() / "renamed.gguf");
+  const auto renamed = read_model(dir.path() / "renamed.gguf");
+  ASSERT_FALSE(renamed);
+  EXPECT_NE(renamed.error().message.find("-00001-of-00003.gguf"), std::string::npos)
+      << renamed.error().message;
+}
+
+TEST(ModelFacts, ShardOfAnotherModelIsRefused) {
+  testing::TempDir dir;
+  write_split_model(dir, "m");
+  GgufWriter stray;
+  stray.add("split.no", testing::gguf_uint16(2)).add("split.count", testing::gguf_uint16(3));
+  stray.write(dir.path() / "m-00002-of-00003.gguf");
+  const auto facts = read_model(dir.path() / "m-00001-of-00003.gguf");
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("split.no 2"), std::string::npos) << facts.error().message;
 }
 
 }  // namespace

@@ -216,5 +216,22 @@ TEST(FindLlamaServers, ArgvZeroRenamedProgramIsForeign) {
   EXPECT_EQ(found[0].matched_by, "argv[0]");
 }
 
+TEST(InspectProcess, UnreadableExeOfAnotherProgramIsNotAServer) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "proc/1");
+  dir.write("proc/1/stat", stat_line("process_api", 'S', 5, 1));
+  using namespace std::string_literals;
+  dir.write("proc/1/cmdline", "/process_api\0--firecracker-init\0"s);
+  dir.write("proc/1/exe.errno", "EACCES\n");
+  const auto other = inspect_process(platform::Sysroot(dir.path()), 1);
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_EQ(other->kind, CandidateKind::other);
+  // The same unreadable link with llama-server's name stays a server to check.
+  dir.write("proc/1/cmdline", "/opt/llama-server\0-m\0x\0"s);
+  const auto named = inspect_process(platform::Sysroot(dir.path()), 1);
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->kind, CandidateKind::server);
+}
+
 }  // namespace
 }  // namespace gb10tune::sys

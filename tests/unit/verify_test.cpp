@@ -301,6 +301,202 @@ TEST(Verify, SystemInfoFeaturesAreThoseSetToOne) {
             (std::vector<std::string>{"NEON", "DOTPROD"}));
 }
 
+TEST(Verify, ProtectedProcessThatIsNotAServerIsNotProbed) {
+  // pid 1 as root in a container: exe and environ denied even to root, cmdline readable.
+  testing::TempDir dir;
+  std::string stat = "1 (process_api) S 0 1 1 0 -1 4194560 1 0 0 0 5 6 0 0 20 0 1 0 5";
+  for (int i = 0; i < 30; ++i) {
+    stat += " 0";
+  }
+  dir.write("proc/1/stat", stat + "\n");
+  dir.write("proc/1/cmdline", std::string("/process_api\0--firecracker-init\0", 32));
+  dir.write("proc/1/exe.errno", "EACCES\n");
+  dir.write("proc/1/environ.errno", "EACCES\n");
+  dir.write("proc/1/status", "Name:\tprocess_api\nVmRSS:\t11524 kB\nRssAnon:\t5356 kB\n");
+  const platform::Sysroot root(dir.path());
+  VerifyServices services;
+  services.root = &root;
+  int probes = 0;
+  services.connect = [&](const std::string&) {
+    ++probes;
+    return std::make_unique<FakeProbe>();
+  };
+  VerifyOptions options;
+  options.pid = 1;
+  const VerifyResult result = run_verify(options, services);
+  EXPECT_EQ(verdicts(result), (std::vector<std::string>{"process/process-identity/fail"}));
+  const Finding* identity = find(result, "process-identity");
+  ASSERT_NE(identity, nullptr);
+  EXPECT_NE(identity->evidence.find("pid 1 is not a llama-server: it runs /process_api"),
+            std::string::npos)
+      << identity->evidence;
+  EXPECT_EQ(probes, 0);
+}
+
+TEST(Verify, MemoryWithoutNvmlIsUnknownEvenWhenSmall) {
+  ProcessSnapshot snapshot;
+  snapshot.process.stat.pid = 1;
+  snapshot.memory = sys::ProcessMemory{11ull << 20, 5ull << 20, 8ull << 10, 6ull << 20, "status"};
+  gpu::NvmlReport nvml;
+  nvml.detail = "NVML not loaded";
+  const Finding finding = check_memory(snapshot, nvml, {})[0];
+  EXPECT_EQ(finding.severity, Severity::warn);
+  EXPECT_NE(finding.evidence.find("unknown"), std::string::npos) << finding.evidence;
+}
+
+TEST(Verify, ProcessNvmlDoesNotListHoldsNoGpuMemory) {
+  ProcessSnapshot snapshot;
+  snapshot.process.stat.pid = 7;
+  snapshot.memory = sys::ProcessMemory{2ull << 30, 1ull << 30, 1ull << 30, 0, "status"};
+  gpu::NvmlReport nvml;
+  nvml.loaded = true;
+  EXPECT_EQ(check_memory(snapshot, nvml, {})[0].severity, Severity::fail);
+  nvml.processes.push_back({0, 7, 300ull << 20});  // listed, but too little to tell
+  EXPECT_EQ(check_memory(snapshot, nvml, {})[0].severity, Severity::warn);
+  Expectations expected;
+  expected.weights_bytes = 16'800'000'000ull;  // and now less than half the weights
+  expected.kv_bytes = 1ull << 30;
+  EXPECT_EQ(check_memory(snapshot, nvml, expected)[0].severity, Severity::fail);
+  nvml.processes[0].used_bytes = 18ull << 30;
+  EXPECT_EQ(check_memory(snapshot, nvml, expected)[0].severity, Severity::ok);
+}
+
+// The log of the CPU-only llama-server of llama.cpp 2026-08 (commit 3f545be, built with the RPC
+// backend) run with -ngl 99 at -lv 4, stderr included: captured, see
+// tests/fixtures/llama-server/README.md.
+std::string cpu_server_log() {
+  return testing::read_text(testing::fixture("llama-server/log-cpu-ngl99-lv4-3f545be.txt"));
+}
+
+TEST(VerifyGpuEvidence, CpuBuildLogIsEvidenceAgainstTheGpu) {
+  const GpuLogEvidence evidence = read_gpu_evidence(cpu_server_log(), "server.log");
+  // With the RPC backend built in, llama.cpp claims offload support and says every layer was
+  // offloaded; the buffer lines tell the truth: the weights are in host memory.
+  ASSERT_TRUE(evidence.offloaded && evidence.offloadable);
+  EXPECT_EQ(*evidence.offloaded, 4u);
+  EXPECT_EQ(*evidence.offloadable, 4u);
+  EXPECT_TRUE(evidence.device_buffers.empty());
+  EXPECT_EQ(evidence.host_buffers, (std::vector<std::string>{"CPU_Mapped 0.55 MiB"}));
+  EXPECT_TRUE(evidence.no_gpu_line.empty());
+  EXPECT_TRUE(evidence.against_gpu());
+  EXPECT_TRUE(evidence.no_gpu_backend());
+  EXPECT_FALSE(evidence.all_layers_on_gpu());
+  EXPECT_NE(evidence.describe().find("no model buffer on a GPU"), std::string::npos)
+      << evidence.describe();
+  // At the default verbosity the same server logs nothing about the GPU: no evidence.
+  const GpuLogEvidence quiet = read_gpu_evidence(
+      testing::read_text(testing::fixture("llama-server/log-cpu-ngl99-default-3f545be.txt")),
+      "server.log");
+  EXPECT_FALSE(quiet.against_gpu());
+  EXPECT_FALSE(quiet.all_layers_on_gpu());
+}
+
+TEST(VerifyGpuEvidence, NoUsableGpuWarningIsEvidenceAgainst) {
+  // What common/arg.cpp prints to stderr for -ngl when no backend can offload (a build with
+  // neither a GPU nor the RPC backend), before the log proper starts.
+  const std::string log =
+      "warning: no usable GPU found, --gpu-layers option will be ignored\n"
+      "warning: one possible reason is that llama.cpp was compiled without GPU support\n"
+      "warning: consult docs/build.md for compilation instructions\n"
+      "0.00.013.948 I cmn  common_param: common_params_print_info: verbosity = 3 (adjust with "
+      "the `-lv N` CLI arg)\n";
+  const GpuLogEvidence evidence = read_gpu_evidence(log, "server.log");
+  EXPECT_EQ(evidence.no_gpu_line,
+            "warning: no usable GPU found, --gpu-layers option will be ignored");
+  EXPECT_TRUE(evidence.against_gpu());
+  EXPECT_TRUE(evidence.no_gpu_backend());
+  EXPECT_NE(evidence.fix().find("-DGGML_CUDA=ON"), std::string::npos);
+}
+
+TEST(VerifyGpuEvidence, CudaLoadLinesShowEveryLayerOnTheGpu) {
+  // The lines of llama_model::load_tensors (src/llama-model.cpp) at -lv 4 for a CUDA build.
+  const std::string log =
+      "load_tensors: offloading output layer to GPU\n"
+      "load_tensors: offloading 7 repeating layers to GPU\n"
+      "load_tensors: offloaded 9/9 layers to GPU\n"
+      "load_tensors:        CUDA0 model buffer size =  1858.63 MiB\n"
+      "load_tensors:   CPU_Mapped model buffer size =     2.50 MiB\n";
+  const GpuLogEvidence all = read_gpu_evidence(log, "l");
+  EXPECT_TRUE(all.all_layers_on_gpu());
+  EXPECT_FALSE(all.against_gpu());
+  EXPECT_EQ(all.device_buffers, (std::vector<std::string>{"CUDA0 1858.63 MiB"}));
+  EXPECT_EQ(all.host_buffers, (std::vector<std::string>{"CPU_Mapped 2.50 MiB"}));
+  // "offloaded 9/9" without a buffer on a device proves nothing (see the CPU build's log).
+  EXPECT_FALSE(
+      read_gpu_evidence("load_tensors: offloaded 9/9 layers to GPU\n", "l").all_layers_on_gpu());
+
+  const GpuLogEvidence partial =
+      read_gpu_evidence("load_tensors: offloaded 5/9 layers to GPU\n", "l");
+  EXPECT_TRUE(partial.against_gpu());
+  EXPECT_FALSE(partial.all_layers_on_gpu());
+}
+
+TEST(VerifyGpuEvidence, OnlyTheLatestStartCounts) {
+  const std::string earlier =
+      "warning: no usable GPU found, --gpu-layers option will be ignored\n"
+      "common_params_print_info: verbosity = 4 (adjust with the `-lv N` CLI arg)\n";
+  const std::string later =
+      "==== gb10tune 0.1.0 launch at 2026-11-29T11:00:00Z: /opt/llama-server -ngl 99\n"
+      "load_tensors: offloaded 9/9 layers to GPU\n";
+  EXPECT_TRUE(read_gpu_evidence(earlier, "l").against_gpu());
+  EXPECT_FALSE(read_gpu_evidence(earlier + later, "l").against_gpu());
+  // Without launch headers a start begins at its first line and the warnings just above it.
+  const std::string restart =
+      "warning: no usable GPU found, --gpu-layers option will be ignored\n"
+      "common_params_print_info: verbosity = 3 (adjust with the `-lv N` CLI arg)\n";
+  EXPECT_EQ(latest_run("old run\n" + restart), restart);
+  EXPECT_TRUE(read_gpu_evidence(later + restart, "l").against_gpu());
+}
+
+TEST(VerifyGpuEvidence, LayersFlagAloneIsNoEvidence) {
+  Finding k1;
+  k1.id = "all-layers-on-gpu";
+  k1.severity = Severity::ok;
+  k1.evidence = "-ngl 99 (from command line: argv[3] -ngl)";
+  gpu::NvmlReport nvml;
+  nvml.detail = "NVML not loaded";
+  Finding unknown = k1;
+  confirm_gpu_layers(unknown, nullptr, nvml, 7, {});
+  EXPECT_EQ(unknown.severity, Severity::warn);
+  EXPECT_NE(unknown.evidence.find("no server log was read"), std::string::npos) << unknown.evidence;
+
+  const GpuLogEvidence cpu = read_gpu_evidence(cpu_server_log(), "server.log");
+  Finding against = k1;
+  confirm_gpu_layers(against, &cpu, nvml, 7, {});
+  EXPECT_EQ(against.severity, Severity::fail);
+  EXPECT_NE(against.evidence.find("no model buffer on a GPU"), std::string::npos)
+      << against.evidence;
+
+  nvml.loaded = true;
+  nvml.processes.push_back({0, 7, 18ull << 30});
+  Expectations expected;
+  expected.weights_bytes = 16'800'000'000ull;
+  Finding confirmed = k1;
+  confirm_gpu_layers(confirmed, nullptr, nvml, 7, expected);
+  EXPECT_EQ(confirmed.severity, Severity::ok) << confirmed.evidence;
+}
+
+TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
+  Machine machine("verify-cpu-only");
+  machine.services.read_log = [&](const std::string& path) -> Expected<std::string> {
+    return testing::read_text(machine.root.resolve(path));
+  };
+  machine.services.check_flags = [](const ProcessSnapshot&, const launch::LaunchRecord*) {
+    FlagsOutcome outcome;
+    Finding k1;
+    k1.id = "all-layers-on-gpu";
+    k1.fact = "K1";
+    k1.evidence = "-ngl 99 (from command line: argv[3] -ngl)";
+    outcome.findings.push_back(k1);
+    return outcome;
+  };
+  const VerifyResult result = machine.run();
+  ASSERT_EQ(result.servers.size(), 1u);
+  EXPECT_EQ(find(result, "device-memory-path")->severity, Severity::fail);
+  EXPECT_EQ(find(result, "all-layers-on-gpu")->severity, Severity::fail);
+  EXPECT_EQ(result.worst(), Severity::fail);
+}
+
 TEST(Verify, UrlFollowsHostAndPort) {
   EXPECT_EQ(url_from_process({"llama-server"}, nullptr), "http://127.0.0.1:8080");
   EXPECT_EQ(url_from_process({"llama-server", "--host", "0.0.0.0", "--port=9931"}, nullptr),

@@ -1,9 +1,10 @@
 // Two saved server benchmarks side by side: each metric's medians, the change in %, and
 // whether the change is beyond the noise of the two runs; plus which settings differ (K7).
 //
-// The noise rule: a change is significant when the 95% distribution-free confidence
-// intervals of the two medians (median_interval) do not overlap. Identical runs always
-// overlap, so a run compared with itself reports no significant difference.
+// The noise rule: a change is significant when the distribution-free confidence intervals of
+// the two medians (median_interval, 95% where the sample count allows) do not overlap and each
+// run has at least kMinSamplesForVerdict samples. Identical runs always overlap, so a run
+// compared with itself reports no significant difference.
 #pragma once
 
 #include <string>
@@ -14,15 +15,23 @@
 
 namespace gb10tune::bench {
 
+// The fewest samples per run for a verdict of better or worse. With 5 samples the median's
+// interval is [min, max] at 93.75% confidence, and two runs of the same server separate
+// completely by chance with probability 2 / C(10, 5) < 1%; with 3 samples it would be 10%
+// (and the intervals only 75% sure), with 2 samples 33%.
+inline constexpr int kMinSamplesForVerdict = 5;
+
 // The verdict on one metric.
 enum class Verdict {
   no_significant_difference,  // the intervals overlap
   better,                     // beyond the noise, in the metric's good direction
   worse,                      // beyond the noise, in its bad direction
   not_comparable,             // one run lacks the metric (no speculation, say)
+  too_few_samples,            // the intervals are apart, but a run has fewer than
+                              // kMinSamplesForVerdict samples
 };
 
-// "no significant difference", "better", "worse", "not comparable".
+// "no significant difference", "better", "worse", "not comparable", "too few samples".
 std::string_view to_string(Verdict verdict);
 
 // One row of the comparison.

@@ -80,7 +80,8 @@ struct MetricSummary {
   Metric metric = Metric::decode_tps;
   std::vector<double> values;  // in sample order; requests without the metric left out
   SampleStats stats;
-  MedianInterval interval;  // 95% distribution-free interval of the median
+  MedianInterval interval;  // distribution-free interval of the median: 95%, or less for
+                            // few samples (its `confidence` says how much)
   double mad = 0;           // median absolute deviation
 };
 

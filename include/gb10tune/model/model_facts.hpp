@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -99,7 +100,26 @@ struct ModelFacts {
 // The facts of the model in `file`. An unknown architecture (or an mmproj file) is not an
 // Error: the result has supported = false and the reason. Missing or malformed keys that
 // llama.cpp requires for a supported architecture are an Error naming the file and the key.
+// For the first shard of a split model (split_count > 1) the weight figures cover that file
+// only: use describe_split_model or read_model for the whole model.
 Expected<ModelFacts> describe_model(const gguf::GgufFile& file);
+
+// The facts of a split model: `first` (split.no 0) holds the metadata, `others` the remaining
+// shards in order (split.no 1, 2, …); the weight figures cover every shard. An Error names the
+// shard whose split.no or split.count disagrees, or says how many shards are missing.
+Expected<ModelFacts> describe_split_model(const gguf::GgufFile& first,
+                                          const std::vector<gguf::GgufFile>& others);
+
+// The file names of a split model's shards, as llama.cpp derives them from the first one
+// ("<prefix>-00001-of-0000N.gguf" → "<prefix>-0000K-of-0000N.gguf", K = 1…N); an Error when
+// `first` is not named that way for `count` shards.
+Expected<std::vector<std::filesystem::path>> split_shard_paths(const std::filesystem::path& first,
+                                                               std::uint32_t count);
+
+// Reads the header of the model at `path` and, for a split model (split.count > 1), the headers
+// of every other shard beside it, and describes the whole model. An Error names the file: one
+// that cannot be read, a shard given instead of the first, a missing shard.
+Expected<ModelFacts> read_model(const std::filesystem::path& path);
 
 // A multimodal projector (mmproj) file: what it adds to memory.
 struct ProjectorFacts {

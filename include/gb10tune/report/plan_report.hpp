@@ -20,4 +20,9 @@ nlohmann::json plan_to_json(const model::ModelFacts& model, const plan::PlanConf
 std::string render_plan_text(const model::ModelFacts& model, const plan::PlanConfig& config,
                              const plan::MemoryPlan& plan, const TextStyle& style);
 
+// For a plan that does not fit: "What fits: 2 slot(s) of 65536 cells." or, when no smaller
+// configuration fits either, "Nothing fits with these settings: …" with what to lower. The
+// same sentence closes the text table and the refusal on stderr.
+std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& plan);
+
 }  // namespace gb10tune::report

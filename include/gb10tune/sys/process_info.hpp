@@ -124,9 +124,10 @@ enum class CandidateKind {
   script,   // named llama-server, but its executable is a shell or interpreter
   foreign,  // named llama-server, but its executable is another program
   exited,   // a zombie: it has exited and its parent has not reaped it
+  other,    // its executable is unreadable and neither argv[0] nor comm names llama-server
 };
 
-// "server", "script", "foreign", "exited".
+// "server", "script", "foreign", "exited", "other".
 std::string_view candidate_kind_name(CandidateKind kind);
 
 // A process that carries the name llama-server, with what it really is.

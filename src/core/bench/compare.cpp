@@ -46,6 +46,8 @@ std::string_view to_string(Verdict verdict) {
       return "worse";
     case Verdict::not_comparable:
       return "not comparable";
+    case Verdict::too_few_samples:
+      return "too few samples";
   }
   return "unknown";
 }
@@ -58,6 +60,9 @@ Verdict judge(const MetricSummary& a, const MetricSummary& b, bool higher_is_bet
   const bool b_below = b.interval.high < a.interval.low;
   if (!b_above && !b_below) {
     return Verdict::no_significant_difference;
+  }
+  if (a.stats.count < kMinSamplesForVerdict || b.stats.count < kMinSamplesForVerdict) {
+    return Verdict::too_few_samples;  // apart, but too few samples to call it a change
   }
   return b_above == higher_is_better ? Verdict::better : Verdict::worse;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::launch {
@@ -131,9 +132,23 @@ Status check_setting(std::string_view key, const json& value, const std::string&
   };
   switch (spec->kind) {
     case SettingKind::text:
-      // gpu_layers also accepts a number.
-      if (key == "gpu_layers" && value.is_number_integer()) {
-        return value.get<std::int64_t>() >= 0 ? Status{} : wrong("'all' or a number ≥ 0");
+      // gpu_layers: "all" or a layer count, as a number or as text.
+      if (key == "gpu_layers") {
+        constexpr std::int64_t kMaxLayers = 65535;
+        const auto wanted = fmt::format("'all' or a whole number from 0 to {}", kMaxLayers);
+        if (value.is_number_integer()) {
+          const auto n = value.get<std::int64_t>();
+          return n >= 0 && n <= kMaxLayers ? Status{} : wrong(wanted);
+        }
+        if (!value.is_string()) {
+          return wrong(wanted);
+        }
+        const std::string text = value.get<std::string>();
+        if (text == "all") {
+          return {};
+        }
+        const auto n = parse_u64(text);
+        return n && *n <= static_cast<std::uint64_t>(kMaxLayers) ? Status{} : wrong(wanted);
       }
       if (!value.is_string()) {
         return wrong("a string");

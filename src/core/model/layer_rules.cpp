@@ -482,33 +482,38 @@ bool is_routed_expert(std::string_view name) {
 
 }  // namespace
 
-void apply_weight_stats(const gguf::GgufFile& file, ModelFacts& facts) {
+void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFacts& facts) {
   std::uint64_t expert_main = 0;
   std::uint64_t expert_read = 0;
-  for (const gguf::TensorInfo& tensor : file.tensors()) {
-    ++facts.tensor_count;
-    facts.parameter_count += tensor.elements;
-    facts.weight_bytes += tensor.bytes;
-    if (tensor.name == "token_embd.weight") {
-      facts.token_embedding_bytes = tensor.bytes;
-    }
-    const std::int64_t block = block_index(tensor.name);
-    const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
-                     static_cast<std::uint64_t>(block) >= facts.main_layer_count;
-    if (mtp) {
-      facts.mtp_weight_bytes += tensor.bytes;
-      continue;
-    }
-    if (is_routed_expert(tensor.name)) {
-      facts.expert_weight_bytes += tensor.bytes;
-      expert_main += tensor.bytes;
-      // Experts are stacked whole along the outermost dimension: each one is bytes / count.
-      expert_read += facts.expert_count > 0
-                         ? tensor.bytes / facts.expert_count * facts.expert_used_count
-                         : tensor.bytes;
+  bool has_output = false;
+  for (const gguf::GgufFile* file : files) {
+    for (const gguf::TensorInfo& tensor : file->tensors()) {
+      ++facts.tensor_count;
+      facts.parameter_count += tensor.elements;
+      facts.weight_bytes += tensor.bytes;
+      if (tensor.name == "token_embd.weight") {
+        facts.token_embedding_bytes = tensor.bytes;
+      } else if (tensor.name == "output.weight") {
+        has_output = true;
+      }
+      const std::int64_t block = block_index(tensor.name);
+      const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
+                       static_cast<std::uint64_t>(block) >= facts.main_layer_count;
+      if (mtp) {
+        facts.mtp_weight_bytes += tensor.bytes;
+        continue;
+      }
+      if (is_routed_expert(tensor.name)) {
+        facts.expert_weight_bytes += tensor.bytes;
+        expert_main += tensor.bytes;
+        // Experts are stacked whole along the outermost dimension: each one is bytes / count.
+        expert_read += facts.expert_count > 0
+                           ? tensor.bytes / facts.expert_count * facts.expert_used_count
+                           : tensor.bytes;
+      }
     }
   }
-  facts.tied_output = file.find_tensor("output.weight") == nullptr;
+  facts.tied_output = !has_output;
   const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
   facts.bytes_read_per_token =
       facts.weight_bytes - facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;

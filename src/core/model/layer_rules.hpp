@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/model/model_facts.hpp"
@@ -21,8 +22,9 @@ bool is_supported_architecture(std::string_view architecture);
 // supported architecture (facts.architecture). An Error names the file and the key.
 Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts);
 
-// Fills the weight figures of `facts` from the tensor infos; uses main_layer_count (0: no
-// MTP blocks) and the expert counts already set.
-void apply_weight_stats(const gguf::GgufFile& file, ModelFacts& facts);
+// Fills the weight figures of `facts` from the tensor infos of every file of the model (the
+// shards of a split model, first one first); uses main_layer_count (0: no MTP blocks) and the
+// expert counts already set.
+void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFacts& facts);
 
 }  // namespace gb10tune::model::detail

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <system_error>
+
 #include "layer_rules.hpp"
 
 namespace gb10tune::model {
@@ -73,6 +75,12 @@ Expected<std::uint64_t> ModelFacts::kv_bytes_per_cell(KvScope scope, gguf::GgmlT
 }
 
 Expected<ModelFacts> describe_model(const gguf::GgufFile& file) {
+  return describe_split_model(file, {});
+}
+
+Expected<ModelFacts> describe_split_model(const gguf::GgufFile& first,
+                                          const std::vector<gguf::GgufFile>& others) {
+  const gguf::GgufFile& file = first;
   ModelFacts facts;
   facts.source = file.source();
   const auto arch = file.get_string("general.architecture");
@@ -105,8 +113,92 @@ Expected<ModelFacts> describe_model(const gguf::GgufFile& file) {
   if (!facts.supported) {
     fill_generic(file, facts);
   }
-  detail::apply_weight_stats(file, facts);
+  std::vector<const gguf::GgufFile*> files{&file};
+  if (!others.empty()) {
+    if (others.size() + 1 != facts.split_count) {
+      return Error{fmt::format("{}: split.count is {} but {} shard{} were given", file.source(),
+                               facts.split_count, others.size() + 1,
+                               others.size() + 1 == 1 ? "" : "s")};
+    }
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      const gguf::GgufFile& shard = others[i];
+      const auto no = shard.get_uint_or("split.no", 0);
+      const auto count = shard.get_uint_or("split.count", 1);
+      if (!no || !count || *no != i + 1 || *count != facts.split_count) {
+        return Error{fmt::format(
+            "{}: expected split.no {} and split.count {} (shard {} of {}), but its header says "
+            "split.no {}, split.count {}; the shards belong to different models",
+            shard.source(), i + 1, facts.split_count, i + 2, file.source(),
+            no ? fmt::format("{}", *no) : std::string("?"),
+            count ? fmt::format("{}", *count) : std::string("?"))};
+      }
+      files.push_back(&shard);
+    }
+  }
+  detail::apply_weight_stats(files, facts);
   return facts;
+}
+
+Expected<std::vector<std::filesystem::path>> split_shard_paths(const std::filesystem::path& first,
+                                                               std::uint32_t count) {
+  const std::string name = first.filename().string();
+  const std::string suffix = fmt::format("-{:05}-of-{:05}.gguf", 1, count);
+  if (name.size() <= suffix.size() || !name.ends_with(suffix)) {
+    return Error{
+        fmt::format("{}: the header says it is the first of {} shards, but it is not "
+                    "named <name>{} as llama.cpp requires to find the others; restore "
+                    "the shards' original names",
+                    first.string(), count, suffix)};
+  }
+  const std::string prefix = name.substr(0, name.size() - suffix.size());
+  std::vector<std::filesystem::path> paths;
+  for (std::uint32_t i = 1; i <= count; ++i) {
+    paths.push_back(first.parent_path() / fmt::format("{}-{:05}-of-{:05}.gguf", prefix, i, count));
+  }
+  return paths;
+}
+
+Expected<ModelFacts> read_model(const std::filesystem::path& path) {
+  auto first = gguf::read_gguf(path);
+  if (!first) {
+    return first.error();
+  }
+  const auto count = first->get_uint_or("split.count", 1);
+  const auto no = first->get_uint_or("split.no", 0);
+  if (!count || !no) {
+    return Error{
+        fmt::format("{}: {}", path.string(), !count ? count.error().message : no.error().message)};
+  }
+  if (*count <= 1) {
+    return describe_model(*first);
+  }
+  if (*count > 0xffffu) {
+    return Error{fmt::format("{}: split.count {} is not a shard count", path.string(), *count)};
+  }
+  if (*no != 0) {
+    return Error{fmt::format("{} is shard {} of {} of a split model; give the first shard",
+                             path.string(), *no + 1, *count)};
+  }
+  const auto paths = split_shard_paths(path, static_cast<std::uint32_t>(*count));
+  if (!paths) {
+    return paths.error();
+  }
+  std::vector<gguf::GgufFile> others;
+  for (std::size_t i = 1; i < paths->size(); ++i) {
+    const std::filesystem::path& shard = (*paths)[i];
+    std::error_code ec;
+    if (!std::filesystem::exists(shard, ec)) {
+      return Error{fmt::format("split model {}: shard {} of {} is missing ({}); download it",
+                               path.string(), i + 1, *count, shard.string())};
+    }
+    auto file = gguf::read_gguf(shard);
+    if (!file) {
+      return Error{fmt::format("split model {}: shard {} of {}: {}", path.string(), i + 1, *count,
+                               file.error().message)};
+    }
+    others.push_back(std::move(*file));
+  }
+  return describe_split_model(*first, others);
 }
 
 Expected<ProjectorFacts> describe_projector(const gguf::GgufFile& file) {

@@ -146,20 +146,7 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
         "  {:<24}{}\n", "margin",
         plan.fits ? style.green(margin + "  fits") : style.red(margin + "  DOES NOT FIT"));
     if (!plan.fits) {
-      std::vector<std::string> options;
-      if (plan.max_slots_that_fit > 0 && plan.max_slots_that_fit < config.slots) {
-        options.push_back(
-            fmt::format("{} slot(s) of {} cells", plan.max_slots_that_fit, plan.ctx_per_slot));
-      }
-      if (plan.max_ctx_per_slot_that_fits > 0) {
-        options.push_back(
-            fmt::format("{} slot(s) of {} cells", config.slots, plan.max_ctx_per_slot_that_fits));
-      }
-      out += options.empty() ? fmt::format(
-                                   "\nNothing fits with these settings: weights, overhead and the "
-                                   "prompt cache alone leave no room for the cache. Lower "
-                                   "--cache-ram or --reserve, or free memory.\n")
-                             : fmt::format("\nWhat fits: {}.\n", fmt::join(options, ", or "));
+      out += "\n" + what_fits(config, plan) + "\n";
     }
   } else {
     out += "  available               unknown (/proc/meminfo unreadable): not checked\n";
@@ -168,6 +155,24 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
     out += style.yellow("note: ") + note + "\n";
   }
   return out;
+}
+
+std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& plan) {
+  std::vector<std::string> options;
+  if (plan.max_slots_that_fit > 0 && plan.max_slots_that_fit < config.slots) {
+    options.push_back(
+        fmt::format("{} slot(s) of {} cells", plan.max_slots_that_fit, plan.ctx_per_slot));
+  }
+  if (plan.max_ctx_per_slot_that_fits > 0) {
+    options.push_back(
+        fmt::format("{} slot(s) of {} cells", config.slots, plan.max_ctx_per_slot_that_fits));
+  }
+  if (options.empty()) {
+    return "Nothing fits with these settings: weights, overhead and the prompt cache alone "
+           "leave no room for the KV cache. Lower --cache-ram, --overhead or --reserve, or free "
+           "memory.";
+  }
+  return fmt::format("What fits: {}.", fmt::join(options, ", or "));
 }
 
 }  // namespace gb10tune::report

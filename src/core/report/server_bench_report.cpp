@@ -30,6 +30,11 @@ std::string label_with_unit(std::string_view label, std::string_view unit) {
   return unit.empty() ? std::string(label) : fmt::format("{} ({})", label, unit);
 }
 
+// The confidence an interval really has: "93.75%", "75%", "96.09%".
+std::string confidence_text(const bench::MedianInterval& interval) {
+  return fmt::format("{:.4g}%", interval.confidence * 100);
+}
+
 std::string metric_row(const bench::MetricSummary& summary, std::string_view label,
                        std::string_view unit, int places) {
   const bench::SampleStats& s = summary.stats;
@@ -38,9 +43,10 @@ std::string metric_row(const bench::MetricSummary& summary, std::string_view lab
   }
   const std::string interval = fmt::format("[{}, {}]", fixed(summary.interval.low, places),
                                            fixed(summary.interval.high, places));
-  return fmt::format("  {:<30} {:>9}  {:<20} {:>9} {:>9} {:>6.1f}% {:>4}\n",
+  return fmt::format("  {:<30} {:>9}  {:<20} {:>7} {:>9} {:>9} {:>6.1f}% {:>4}\n",
                      label_with_unit(label, unit), fixed(s.median, places), interval,
-                     fixed(s.min, places), fixed(s.max, places), s.cv * 100, s.count);
+                     confidence_text(summary.interval), fixed(s.min, places), fixed(s.max, places),
+                     s.cv * 100, s.count);
 }
 
 std::string slots_line(const bench::Provenance& p) {
@@ -103,12 +109,14 @@ std::string render_server_bench_text(const bench::ServerBenchResult& r, const Te
   const bench::LevelSummary head = bench::summarize_level(r.levels.front());
   out += fmt::format(
       "{} request{} after {} warm-up round{}{}; figures as the server reported them "
-      "(timings);\ninterval: 95% distribution-free interval of the median\n",
+      "(timings);\ninterval: distribution-free interval of the median, at the confidence "
+      "in column conf\n(95% needs 6 samples: [min, max] of n samples covers 1 − 2·0.5^n, "
+      "75% at n = 3)\n",
       r.levels.front().samples.size(), r.levels.front().samples.size() == 1 ? "" : "s",
       r.options.warmup, r.options.warmup == 1 ? "" : "s",
       head.concurrency == 1 ? std::string() : fmt::format(" at concurrency {}", head.concurrency));
-  out += style.dim(fmt::format("  {:<30} {:>9}  {:<20} {:>9} {:>9} {:>7} {:>4}", "metric", "median",
-                               "interval", "min", "max", "CV", "n")) +
+  out += style.dim(fmt::format("  {:<30} {:>9}  {:<20} {:>7} {:>9} {:>9} {:>7} {:>4}", "metric",
+                               "median", "interval", "conf", "min", "max", "CV", "n")) +
          "\n";
   for (const bench::MetricSummary& summary : head.metrics) {
     const bench::MetricInfo info = bench::metric_info(summary.metric);
@@ -158,10 +166,12 @@ std::string render_round_progress(int concurrency, int round, int rounds, bool w
 std::string render_comparison_text(const bench::Comparison& c, const TextStyle& style) {
   std::string out =
       style.bold(fmt::format("gb10tune bench compare — A: {}  B: {}", c.a_name, c.b_name)) + "\n";
-  out +=
-      "medians with their 95% intervals; a change is beyond the noise when the intervals do "
-      "not overlap\n";
-  out += style.dim(fmt::format("  {:<31} {:>26} {:>26} {:>8}  {}", "metric", "A", "B", "change",
+  out += fmt::format(
+      "medians [distribution-free interval] and the interval's confidence (95% needs 6 "
+      "samples,\n93.75% at 5, 75% at 3); a change is beyond the noise when the intervals do "
+      "not overlap\nand each run has at least {} samples\n",
+      bench::kMinSamplesForVerdict);
+  out += style.dim(fmt::format("  {:<31} {:>34} {:>34} {:>8}  {}", "metric", "A", "B", "change",
                                "verdict")) +
          "\n";
   for (const bench::MetricComparison& row : c.rows) {
@@ -170,8 +180,9 @@ std::string render_comparison_text(const bench::Comparison& c, const TextStyle& 
       if (s.stats.count == 0) {
         return std::string("n/a");
       }
-      return fmt::format("{} [{}, {}]", fixed(s.stats.median, places),
-                         fixed(s.interval.low, places), fixed(s.interval.high, places));
+      return fmt::format("{} [{}, {}] {}", fixed(s.stats.median, places),
+                         fixed(s.interval.low, places), fixed(s.interval.high, places),
+                         confidence_text(s.interval));
     };
     const bool both = row.a.stats.count > 0 && row.b.stats.count > 0;
     const std::string change = both ? fmt::format("{:+.1f}%", row.change_percent) : "";
@@ -181,7 +192,7 @@ std::string render_comparison_text(const bench::Comparison& c, const TextStyle& 
     } else if (row.verdict == bench::Verdict::worse) {
       verdict = style.red(verdict);
     }
-    out += fmt::format("  {:<31} {:>26} {:>26} {:>8}  {}\n", label_with_unit(row.label, row.unit),
+    out += fmt::format("  {:<31} {:>34} {:>34} {:>8}  {}\n", label_with_unit(row.label, row.unit),
                        cell(row.a), cell(row.b), change, verdict);
   }
   for (int level : c.skipped_levels) {
@@ -210,9 +221,11 @@ json comparison_to_json(const bench::Comparison& c) {
   json doc = make_document("bench compare");
   doc["a"] = c.a_name;
   doc["b"] = c.b_name;
-  doc["noise_rule"] =
-      "significant when the 95% distribution-free confidence intervals of the two medians do "
-      "not overlap";
+  doc["noise_rule"] = fmt::format(
+      "significant when the distribution-free confidence intervals of the two "
+      "medians (95% where the sample count allows; each row's median_interval has "
+      "its confidence) do not overlap and each run has at least {} samples",
+      bench::kMinSamplesForVerdict);
   json rows = json::array();
   for (const bench::MetricComparison& row : c.rows) {
     rows.push_back({{"metric", row.label},

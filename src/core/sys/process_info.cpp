@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/proc_files.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -33,8 +34,11 @@ ProcFailure failure_of(int error) {
 }
 
 // The error of a failed raw read of machine path `path` (messages name the machine's path, not
-// where a captured tree keeps it).
-ProcError error_of(const platform::RawRead& read, std::string_view path, std::string_view what) {
+// where a captured tree keeps it). "Run with sudo" is no advice to root on the live machine:
+// there a denial means the kernel protects the process from root too (another container's
+// process, or ptrace restrictions).
+ProcError error_of(const platform::Sysroot& root, const platform::RawRead& read,
+                   std::string_view path, std::string_view what) {
   ProcError error;
   error.failure = failure_of(read.error);
   switch (error.failure) {
@@ -43,10 +47,17 @@ ProcError error_of(const platform::RawRead& read, std::string_view path, std::st
                                   std::strerror(read.error));
       break;
     case ProcFailure::permission_denied:
-      error.message = fmt::format(
-          "cannot read {}: {} (the process belongs to another user; run with sudo to read its "
-          "{})",
-          path, std::strerror(read.error), what);
+      if (root.is_live() && platform::current_uid() == 0) {
+        error.message = fmt::format(
+            "cannot read {}: {} (even root may not read its {}: the process is protected by the "
+            "kernel, e.g. it belongs to another container)",
+            path, std::strerror(read.error), what);
+      } else {
+        error.message = fmt::format(
+            "cannot read {}: {} (the process belongs to another user; run with sudo to read its "
+            "{})",
+            path, std::strerror(read.error), what);
+      }
       break;
     default:
       error.message = fmt::format("cannot read {}: {}", path, std::strerror(read.error));
@@ -95,7 +106,11 @@ CandidateKind classify(const ServerCandidate& candidate) {
     return CandidateKind::exited;
   }
   if (!candidate.exe) {
-    return CandidateKind::server;  // unreadable link: the checks say what could not be read
+    // An unreadable link (another user's process, or one root may not trace): the readable
+    // cmdline and comm still tell whether it is a llama-server at all.
+    const bool named = candidate.stat.comm == kServerName ||
+                       (!candidate.argv.empty() && basename_of(candidate.argv[0]) == kServerName);
+    return named ? CandidateKind::server : CandidateKind::other;
   }
   const std::string exe = candidate.exe->basename();
   if (exe == kServerName) {
@@ -144,7 +159,7 @@ ProcResult<ProcessStat> read_process_stat(const platform::Sysroot& root, int pid
   const std::string path = proc_path(pid, "stat");
   const platform::RawRead read = platform::read_raw(root, path, 4096);
   if (!read.ok()) {
-    return error_of(read, path, "status");
+    return error_of(root, read, path, "status");
   }
   return parse_process_stat(read.content, path);
 }
@@ -157,7 +172,7 @@ ProcResult<ProcessExe> read_process_exe(const platform::Sysroot& root, int pid) 
   const std::string path = proc_path(pid, "exe");
   const platform::RawRead link = platform::read_link_raw(root, path);
   if (!link.ok()) {
-    return error_of(link, path, "executable");
+    return error_of(root, link, path, "executable");
   }
   ProcessExe exe;
   exe.path = link.content;
@@ -187,7 +202,7 @@ ProcResult<std::vector<std::string>> read_process_cmdline(const platform::Sysroo
   const std::string path = proc_path(pid, "cmdline");
   const platform::RawRead read = platform::read_raw(root, path);
   if (!read.ok()) {
-    return error_of(read, path, "command line");
+    return error_of(root, read, path, "command line");
   }
   return split_nul(read.content);
 }
@@ -196,7 +211,7 @@ ProcResult<platform::Environment> read_process_environ(const platform::Sysroot& 
   const std::string path = proc_path(pid, "environ");
   const platform::RawRead read = platform::read_raw(root, path);
   if (!read.ok()) {
-    return error_of(read, path, "environment");
+    return error_of(root, read, path, "environment");
   }
   platform::Environment env;
   for (const std::string& entry : split_nul(read.content)) {
@@ -286,7 +301,7 @@ ProcResult<ProcessMemory> read_process_memory(const platform::Sysroot& root, int
   const std::string status_path = proc_path(pid, "status");
   const platform::RawRead status = platform::read_raw(root, status_path, 64 * 1024);
   if (!status.ok()) {
-    return error_of(status, status_path, "memory figures");
+    return error_of(root, status, status_path, "memory figures");
   }
   auto memory = parse_status_memory(status.content, status_path);
   if (memory) {
@@ -310,6 +325,8 @@ std::string_view candidate_kind_name(CandidateKind kind) {
       return "foreign";
     case CandidateKind::exited:
       return "exited";
+    case CandidateKind::other:
+      return "other";
   }
   return "server";
 }

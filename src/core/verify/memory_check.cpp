@@ -13,7 +13,7 @@ constexpr std::uint64_t kSmallGpu = 1ULL << 30;         // "under 1 GiB" (K3)
 }  // namespace
 
 std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
-                                  const Expectations& expected) {
+                                  const Expectations& expected, const GpuLogEvidence* log) {
   Finding finding;
   finding.id = "device-memory-path";
   finding.fact = "K3";
@@ -33,6 +33,14 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
     evidence += fmt::format("; plan: weights+KV {}",
                             format_bytes(*expected.weights_bytes + *expected.kv_bytes));
   }
+  if (log != nullptr && log->against_gpu()) {
+    finding.severity = Severity::fail;
+    finding.evidence =
+        fmt::format("{}; {}: {} in host memory", evidence, log->describe(),
+                    log->no_gpu_backend() ? "the model sits" : "part of the model sits");
+    finding.fix = log->fix();
+    return {finding};
+  }
   if (nvml.loaded) {
     std::uint64_t gpu_bytes = 0;
     bool listed = false;
@@ -44,34 +52,65 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
     }
     evidence += listed ? fmt::format("; NVML per-process GPU memory {}", format_bytes(gpu_bytes))
                        : "; not among NVML's compute processes";
+    constexpr std::string_view kNamespaceHint =
+        "if gb10tune runs in another pid namespace (a container) than the server, run it in "
+        "the server's";
     if (memory.vm_rss > kLargeRss && gpu_bytes < kSmallGpu) {
       finding.severity = Severity::fail;
       finding.evidence = evidence +
                          ": the managed path (managed memory is not accounted per "
                          "process, so the weights sit in host-visible pages)";
-      finding.fix =
+      finding.fix = fmt::format(
           "remove GGML_CUDA_ENABLE_UNIFIED_MEMORY from the server's environment and check -ngl; "
-          "if gb10tune runs in another pid namespace (a container) than the server, run it in "
-          "the server's";
+          "{}",
+          kNamespaceHint);
+      return {finding};
+    }
+    if (!listed) {
+      finding.severity = Severity::fail;
+      finding.evidence = evidence + ": the process holds no GPU memory";
+      finding.fix = fmt::format(
+          "check that llama.cpp was built with CUDA (-DGGML_CUDA=ON) and that -ngl puts layers "
+          "on the GPU; {}",
+          kNamespaceHint);
+      return {finding};
+    }
+    if (expected.weights_bytes && gpu_bytes < *expected.weights_bytes / 2) {
+      finding.severity = Severity::fail;
+      finding.evidence = evidence + fmt::format(
+                                        ": less than half of the planned weights ({}) is in "
+                                        "device memory",
+                                        format_bytes(*expected.weights_bytes));
+      finding.fix =
+          "remove GGML_CUDA_ENABLE_UNIFIED_MEMORY from the server's environment and "
+          "pass -ngl all";
+      return {finding};
+    }
+    if (!expected.weights_bytes && gpu_bytes < kSmallGpu) {
+      finding.severity = Severity::warn;
+      finding.evidence = evidence +
+                         ": too little to tell where the model sits, and its size is unknown "
+                         "(no launch record)";
+      finding.fix = "start the server with gb10tune launch so that verify knows the model's size";
       return {finding};
     }
     finding.evidence = evidence;
     return {finding};
   }
   evidence += fmt::format("; {}", nvml.detail.empty() ? "NVML not available" : nvml.detail);
+  finding.severity = Severity::warn;
   if (memory.rss_anon > kLargeRss) {
     // cudaMalloc memory is not in the process's own pages; tens of GB of anonymous RSS is
     // what managed memory or layers left on the CPU look like.
-    finding.severity = Severity::warn;
     finding.evidence = evidence +
                        ": tens of GB of anonymous RSS look like the managed path or "
                        "layers on the CPU, and NVML cannot confirm either";
-    finding.fix =
-        "check the environment and -ngl findings; install the NVIDIA driver's NVML "
-        "(libnvidia-ml.so.1) for a definite answer";
-    return {finding};
+  } else {
+    finding.evidence = evidence + ": unknown, nothing shows where the model sits";
   }
-  finding.evidence = evidence;
+  finding.fix =
+      "check the environment and -ngl findings; install the NVIDIA driver's NVML "
+      "(libnvidia-ml.so.1) for a definite answer";
   return {finding};
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gb10tune/platform/proc_files.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::verify {
@@ -78,6 +79,18 @@ Finding skipped_note(const sys::ServerCandidate& process) {
   return note;
 }
 
+// The file the server's stderr goes to (/proc/<pid>/fd/2) when it is a file: a server started
+// by hand with `2>>server.log` logs there, the no-usable-GPU warning included. "" otherwise
+// (a terminal, a pipe, a socket, unreadable).
+std::string stderr_file_of(const platform::Sysroot& root, int pid) {
+  const platform::RawRead link = platform::read_link_raw(root, fmt::format("/proc/{}/fd/2", pid));
+  if (!link.ok() || link.content.empty() || link.content.front() != '/' ||
+      starts_with(link.content, "/dev/") || link.content.ends_with(" (deleted)")) {
+    return "";
+  }
+  return link.content;
+}
+
 // Expectations from the launch record (what launch planned).
 Expectations from_record(const launch::LaunchRecord& record) {
   Expectations expected;
@@ -118,6 +131,15 @@ bool check_process(const sys::ServerCandidate& process, const launch::LaunchReco
           "pid {} runs {}: a script, not llama-server; its environment is not the server's", pid,
           process.exe->path);
       identity.fix = "pass the pid of the llama-server it started";
+      findings.push_back(std::move(identity));
+      return false;
+    case sys::CandidateKind::other:
+      identity.severity = Severity::fail;
+      identity.evidence = fmt::format(
+          "pid {} is not a llama-server: it runs {} (comm {}); its executable is unreadable ({})",
+          pid, process.argv.empty() ? std::string("no command line") : process.argv.front(),
+          process.stat.comm, process.exe_error ? process.exe_error->message : "exe unreadable");
+      identity.fix = "pass the pid of a llama-server (pgrep -x llama-server lists them)";
       findings.push_back(std::move(identity));
       return false;
     case sys::CandidateKind::foreign:
@@ -348,7 +370,29 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     if (!nvml) {
       nvml = services.nvml ? services.nvml() : gpu::NvmlReport{};
     }
-    report.groups.push_back({"memory", check_memory(snapshot, *nvml, expected)});
+
+    // The log is read before the memory and flag findings: it is their evidence too.
+    std::string log_path = target.record != nullptr ? target.record->log_path : std::string();
+    if (log_path.empty()) {
+      log_path = log_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
+    }
+    if (log_path.empty()) {
+      log_path = stderr_file_of(*services.root, report.pid);
+    }
+    std::optional<Expected<std::string>> log_text;
+    std::optional<GpuLogEvidence> gpu_log;
+    if (!log_path.empty() && services.read_log) {
+      log_text = services.read_log(log_path);
+      if (*log_text) {
+        gpu_log = read_gpu_evidence(**log_text, log_path);
+      }
+    }
+    const GpuLogEvidence* gpu_evidence = gpu_log ? &*gpu_log : nullptr;
+
+    report.groups.push_back({"memory", check_memory(snapshot, *nvml, expected, gpu_evidence)});
+    for (Finding& finding : flags.findings) {
+      confirm_gpu_layers(finding, gpu_evidence, *nvml, report.pid, expected);
+    }
     report.groups.push_back({"flags", std::move(flags.findings)});
 
     if (!options.url.empty()) {
@@ -368,18 +412,14 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
       }
     }
 
-    std::string log_path = target.record != nullptr ? target.record->log_path : std::string();
-    if (log_path.empty()) {
-      log_path = log_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
-    }
-    if (!log_path.empty() && services.read_log) {
+    if (log_text) {
       if (!cpu_read) {
         cpu_read = true;
         if (auto info = sys::read_cpuinfo(*services.root)) {
           cpu = std::move(*info);
         }
       }
-      if (const auto text = services.read_log(log_path)) {
+      if (const Expected<std::string>& text = *log_text) {
         report.groups.push_back({"log", check_log(*text, log_path, cpu ? &*cpu : nullptr)});
       } else {
         Finding unread;
