@@ -59,7 +59,7 @@ TEST(CliLaunch, DryRunJsonHasEveryFigureAsAnInteger) {
   EXPECT_EQ(plan["buffers"]["main"]["compute_device_bytes"], 0);
   EXPECT_GT(plan["buffers"]["mtp"]["compute_host_bytes"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(plan["runtime_device_bytes"], 0);
-  EXPECT_EQ(plan["overhead_bytes"], 64ull << 20);  // the default margin
+  EXPECT_EQ(plan["overhead_bytes"], 32ull << 20);  // the default margin
   EXPECT_TRUE(plan["margin_bytes"].is_number_integer());
 }
 

@@ -29,7 +29,7 @@ double mib(std::uint64_t bytes) {
 
 json load_cases() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/cases.json"));
-  EXPECT_TRUE(text) << text.error().message;
+  EXPECT_TRUE(text) << "cannot read the memory fixture";
   return text ? json::parse(*text) : json::object();
 }
 
@@ -89,7 +89,7 @@ void expect_compute_close(double planned, double logged, const std::string& what
 TEST(ComputeBuffers, EveryCapturedRunMatchesTheServersBufferLines) {
   const json cases = load_cases();
   ASSERT_TRUE(cases.contains("cases"));
-  ASSERT_GE(cases.at("cases").size(), 14u);
+  ASSERT_GE(cases.at("cases").size(), 29u);
   testing::TempDir dir;
   std::map<std::string, model::ModelFacts> models;
   for (const auto& [name, description] : cases.at("models").items()) {
@@ -109,12 +109,14 @@ TEST(ComputeBuffers, EveryCapturedRunMatchesTheServersBufferLines) {
       kv_logged += line.get<double>();
     }
     EXPECT_NEAR(mib(plan->kv_full_bytes + plan->kv_swa_bytes), kv_logged,
-                0.005 * static_cast<double>(log.at("kv_mib").size()) + 1e-9);
+                0.0051 * static_cast<double>(log.at("kv_mib").size()));
     if (log.contains("recurrent_mib")) {
-      EXPECT_NEAR(mib(plan->recurrent_bytes), log.at("recurrent_mib").get<double>(), 0.005);
+      EXPECT_NEAR(mib(plan->recurrent_bytes), log.at("recurrent_mib").get<double>(),
+                  0.0051);  // two decimals, rounded
     }
     if (log.contains("mtp_kv_mib")) {
-      EXPECT_NEAR(mib(plan->mtp_kv_bytes), log.at("mtp_kv_mib").get<double>(), 0.005);
+      EXPECT_NEAR(mib(plan->mtp_kv_bytes), log.at("mtp_kv_mib").get<double>(),
+                  0.0051);  // two decimals, rounded
     }
     const json& compute = log.at("compute_mib");
     if (config.backend == PlanBackend::cuda) {
@@ -136,7 +138,8 @@ TEST(ComputeBuffers, EveryCapturedRunMatchesTheServersBufferLines) {
     if (!config.mtp) {
       // The output buffer at start: n_vocab x n_seq_max logits (without drafting the server
       // never asks for more rows).
-      EXPECT_NEAR(mib(plan->output_bytes), log.at("output_mib").get<double>(), 0.005);
+      EXPECT_NEAR(mib(plan->output_bytes), log.at("output_mib").get<double>(),
+                  0.0051);  // two decimals, rounded
     }
   }
 }
@@ -161,12 +164,18 @@ TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
     // The host side (RSS anon + file) plus, on a GPU, the device side (NVML per process).
     const double rss = c.at("rss_kib").at("anon").get<double>() +
                        c.at("rss_kib").at("file").get<double>() + 1024.0 * c.value("nvml_mib", 0.0);
-    const double planned = static_cast<double>(plan->total_bytes) / 1024.0;
+    // On a GPU the compute buffers are device allocations NVML counts in full. On the CPU
+    // build they are malloc'd and become resident only as batches use them: an idle server
+    // holds the plan without them, and the plan's total bounds what it will hold.
+    const bool cpu = config.backend == PlanBackend::cpu;
+    const double planned =
+        static_cast<double>(plan->total_bytes - (cpu ? plan->compute_bytes : 0)) / 1024.0;
     EXPECT_NEAR(planned, rss, 0.05 * rss)
-        << "planned " << planned / 1024 << " MiB, RSS " << rss / 1024 << " MiB";
+        << "planned " << planned / 1024 << " MiB, measured " << rss / 1024 << " MiB";
+    EXPECT_LE(rss, static_cast<double>(plan->total_bytes) / 1024.0);
     ++checked;
   }
-  EXPECT_GE(checked, 14);
+  EXPECT_GE(checked, 29);
 }
 
 TEST(ComputeBuffers, WithoutFlashAttentionTheScoresMatrixGrowsWithTheContext) {

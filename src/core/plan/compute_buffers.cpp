@@ -10,8 +10,6 @@ namespace {
 constexpr std::uint64_t kF32 = 4;  // activations are f32 (GGML_TYPE_F32)
 constexpr std::uint64_t kI32 = 4;
 constexpr std::uint64_t kI64 = 8;
-// The CPU build's process residual (see runtime_memory).
-constexpr std::uint64_t kCpuServerProcessMiB = 64;
 
 // How an architecture's graph differs, as far as the size of its live tensors goes.
 struct GraphRule {
@@ -128,8 +126,10 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
       const std::uint64_t state =
           std::uint64_t{model.ssm_state_size} * model.ssm_inner_size * slots * kF32;
       const std::uint64_t delta_out = z + state * std::max(1u, shape.state_snapshots);
-      const std::uint64_t live = std::max(
-          {norm + qkv + conv_in, conv_in + qkv, qkv + 2 * key * tokens * kF32 + delta_out + state});
+      // The conv input stays alive until the conv has run (its last columns are the next
+      // conv state); l2-normed q and k then fit into its freed block, the delta-net output
+      // does not: conv input + conv output + delta output + the state read is the mark.
+      const std::uint64_t live = std::max(norm + qkv + conv_in, conv_in + qkv + delta_out + state);
       peak.offer(resid + z + live, "gated delta net");
       continue;
     }
@@ -194,9 +194,11 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   // buffer holds copies of the inputs (not the token ids) and the graph.
   // In the MTP graph `h` and the token lookup are normed in place at once and only the mask,
   // indices and positions stay alive through the block.
+  // On the CPU the token lookup's output sits right above the inputs and leaves a block of
+  // one row there that the larger tensors of the layers cannot use.
   const std::uint64_t held = mtp_graph                      ? inputs - tokens * kI32 - row
                              : backend == PlanBackend::cuda ? inputs - tokens * kI32
-                                                            : inputs;
+                                                            : inputs + row;
   const std::uint64_t ffn_total = mtp_graph ? ffn_peak.bytes : held + ffn_peak.bytes;
   const std::uint64_t other_total = held + peak.bytes;
   buffers.peak_phase = std::string(ffn_total > other_total ? ffn_peak.phase : peak.phase);
@@ -216,11 +218,11 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
 
 RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend) {
   constexpr std::uint64_t kMiB = 1ull << 20;
-  // llama-server's own resident memory beyond its buffers on the CPU build (binary, shared
-  // libraries, tokenizer, HTTP server, thread stacks): the measured residual of the CPU runs.
-  constexpr std::uint64_t kServerProcess = kCpuServerProcessMiB * kMiB;
   if (backend == PlanBackend::cpu) {
-    return {kServerProcess, 0};
+    // CPU build: RSS minus weights, KV, recurrent state and output buffers after load was
+    // 22-24 MiB with a 32000-token vocabulary and 42 MiB with 151936 tokens (the binary's
+    // own pages ~12.5 MiB, the heap, the tokenizer's tables ~166 bytes per token).
+    return {18 * kMiB + model.vocab_size * 166, 0};
   }
   // H200, CUDA 13.0, driver 580: NVML per process minus weights, KV and CUDA0 compute was
   // 587-589 MiB for dense llama models and 685-694 MiB for qwen3moe and qwen35; RSS minus the
