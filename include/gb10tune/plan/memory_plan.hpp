@@ -11,6 +11,7 @@
 //    recurrent layer, n_rs_seq = --spec-draft-n-max when MTP drafting needs rollback.
 //  - draft-mtp creates a second context for the MTP blocks with the target's n_ctx, n_seq_max
 //    and KV layout, and the draft cache types (-ctkd/-ctvd).
+//  - compute, output and runtime memory per context and backend: compute_buffers.hpp.
 #pragma once
 
 #include <cstdint>
