@@ -15,10 +15,12 @@
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/backend_choice.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/launch_report.hpp"
 #include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/server/server_build.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
@@ -41,6 +43,7 @@ struct LaunchOptions {
   bool explain = false;
   bool force = false;
   std::string print;
+  std::string backend = "auto";  // auto: from the llama-server build and the machine
   std::string profile;
   std::vector<std::string> extra;
   nlohmann::json values = nlohmann::json::object();  // settings given on the command line
@@ -415,6 +418,23 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, !overhead ? overhead.error() : reserve.error());
   }
   auto config = plan_config(settings, *command, projector_bytes, *overhead);
+  {
+    // The backend decides which compute buffers the server makes (one CPU buffer, or CUDA0 +
+    // CUDA_Host) and whether the CUDA runtime's memory counts.
+    const server::CudaBuildFacts build = server::detect_cuda_build(*server_path);
+    plan::BackendEvidence evidence;
+    evidence.server_has_cuda = build.cuda;
+    evidence.server_evidence = build.evidence;
+    evidence.machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
+    evidence.gpu_layers = command->gpu_layers;
+    plan::BackendChoice choice = plan::choose_backend(evidence);
+    if (in.backend != "auto") {
+      choice.backend = in.backend == "cuda" ? plan::PlanBackend::cuda : plan::PlanBackend::cpu;
+      choice.reason = "--backend " + in.backend + " (detected: " + choice.reason + ")";
+    }
+    config.backend = choice.backend;
+    config.backend_reason = choice.reason;
+  }
   plan::PlanBudget budget;
   budget.reserve_bytes = *reserve;
   if (const auto memory = sys::read_meminfo(ctx.sysroot)) {
@@ -489,6 +509,11 @@ Runner setup_launch(CLI::App& app) {
                 "Also show where every setting came from and why every option is there");
   sub->add_flag("--force", o->force,
                 "Go on past refusals (memory, missing options, K6), each shown as a warning");
+  sub->add_option("--backend", o->backend,
+                  "Plan the buffers of this backend: auto (from the llama-server build and the "
+                  "machine), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->option_text("auto|cpu|cuda");
   sub->add_option("--print", o->print, "Print a systemd unit for the same command; start nothing")
       ->check(CLI::IsMember({"systemd"}))
       ->option_text("systemd");

@@ -47,11 +47,19 @@ TEST(CliLaunch, DryRunJsonHasEveryFigureAsAnInteger) {
   EXPECT_EQ(plan["recurrent_rows"], 15);
   EXPECT_EQ(plan["cache_ram_bytes"], 24576ull << 20);
   EXPECT_EQ(plan["fits"], true);
-  for (const char* key :
-       {"weights_bytes", "kv_full_bytes", "kv_swa_bytes", "recurrent_bytes", "mtp_kv_bytes",
-        "overhead_bytes", "cache_ram_bytes", "total_bytes", "available_bytes"}) {
+  for (const char* key : {"weights_bytes", "kv_full_bytes", "kv_swa_bytes", "recurrent_bytes",
+                          "mtp_kv_bytes", "compute_bytes", "output_bytes", "runtime_bytes",
+                          "overhead_bytes", "cache_ram_bytes", "total_bytes", "available_bytes"}) {
     EXPECT_TRUE(plan[key].is_number_unsigned()) << key;
   }
+  // The stand-in llama-server carries no CUDA backend: CPU, one compute buffer per context.
+  EXPECT_EQ(doc["config"]["backend"], "cpu");
+  EXPECT_FALSE(doc["config"]["backend_reason"].get<std::string>().empty());
+  EXPECT_GT(plan["buffers"]["main"]["compute_host_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(plan["buffers"]["main"]["compute_device_bytes"], 0);
+  EXPECT_GT(plan["buffers"]["mtp"]["compute_host_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(plan["runtime_device_bytes"], 0);
+  EXPECT_EQ(plan["overhead_bytes"], 32ull << 20);  // the default margin
   EXPECT_TRUE(plan["margin_bytes"].is_number_integer());
 }
 

@@ -51,9 +51,14 @@ TEST(MemoryPlan, ReportCaseIsExactly36GiBOfMainKvPlusWhatTheScriptNeverCounted) 
   EXPECT_EQ(plan->recurrent_rows, 15u);
   EXPECT_EQ(plan->recurrent_bytes, kRecurrentPerSequence * 15);
   EXPECT_EQ(plan->cache_ram_bytes, 24576ull << 20);
-  EXPECT_EQ(plan->total_bytes, plan->weights_bytes + plan->cache_bytes() + plan->overhead_bytes +
+  EXPECT_EQ(plan->total_bytes, plan->weights_bytes + plan->cache_bytes() + plan->compute_bytes +
+                                   plan->output_bytes + plan->runtime_bytes + plan->overhead_bytes +
                                    plan->cache_ram_bytes);
-  EXPECT_FALSE(plan->available_bytes);  // no budget given: not checked
+  EXPECT_GT(plan->compute_bytes, 0u);
+  EXPECT_EQ(plan->compute_bytes, plan->buffers.main.compute() + plan->buffers.mtp.compute());
+  EXPECT_GT(plan->buffers.mtp.compute(), 0u);  // the draft context has its own graph
+  EXPECT_EQ(plan->runtime.device, 0u);         // CPU backend
+  EXPECT_FALSE(plan->available_bytes);         // no budget given: not checked
 }
 
 TEST(MemoryPlan, SeparateStreamsSplitTheContextAcrossSlots) {
@@ -173,7 +178,7 @@ TEST(MemoryPlan, DoesNotFitSaysWhatWould) {
   EXPECT_FALSE(plan->fits);
   EXPECT_EQ(*plan->available_bytes, 48'000'000'000ull);
   EXPECT_LT(*plan->margin_bytes, 0);
-  // 36 GiB + 2.25 GiB + 2.2 GiB + 6 GB + 24 GiB for 3 slots: 1 slot of 196608 fits in 48 GB.
+  // 36 GiB + 2.25 GiB + 2.2 GiB + buffers + 24 GiB for 3 slots: 1 slot of 196608 fits in 48 GB.
   EXPECT_EQ(plan->max_slots_that_fit, 1u);
   ASSERT_GT(plan->max_ctx_per_slot_that_fits, 0u);
   EXPECT_EQ(plan->max_ctx_per_slot_that_fits % 256, 0u);

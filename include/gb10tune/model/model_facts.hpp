@@ -66,6 +66,20 @@ struct ModelFacts {
   // llm_arch_supports_rs_rollback: the recurrent cache keeps 1 + n_rs_seq snapshots per
   // sequence when speculative decoding asks for rollback (n_rs_seq = --spec-draft-n-max).
   bool recurrent_rollback = false;
+  // Gated-delta-net sizes (<arch>.ssm.*), 0 for models without recurrent layers.
+  std::uint32_t ssm_conv_kernel = 0;     // d_conv
+  std::uint32_t ssm_inner_size = 0;      // d_inner (value heads × value head size)
+  std::uint32_t ssm_state_size = 0;      // d_state (key head size)
+  std::uint32_t ssm_group_count = 0;     // n_group (key heads)
+  std::uint32_t ssm_time_step_rank = 0;  // dt_rank (value heads)
+
+  // Widths of the activations llama.cpp's graph builds, from the tensor shapes: what the
+  // compute buffer is made of.
+  std::uint64_t vocab_size = 0;        // token_embd.weight rows (n_vocab)
+  std::uint64_t ffn_width = 0;         // widest dense ffn_up of the main stack (n_ff), 0 if none
+  std::uint64_t expert_ffn_width = 0;  // ffn_up_exps rows per expert (n_ff_exp), 0 if dense
+  std::uint64_t shared_ffn_width = 0;  // ffn_up_shexp rows (n_ff_shexp), 0 if none
+  std::uint64_t mtp_ffn_width = 0;     // the MTP block's ffn_up rows
 
   std::uint32_t split_count = 1;  // split.count: more than 1 means other files hold tensors
   std::uint64_t tensor_count = 0;

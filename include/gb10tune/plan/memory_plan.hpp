@@ -11,6 +11,7 @@
 //    recurrent layer, n_rs_seq = --spec-draft-n-max when MTP drafting needs rollback.
 //  - draft-mtp creates a second context for the MTP blocks with the target's n_ctx, n_seq_max
 //    and KV layout, and the draft cache types (-ctkd/-ctvd).
+//  - compute, output and runtime memory per context and backend: compute_buffers.hpp.
 #pragma once
 
 #include <cstdint>
@@ -20,19 +21,17 @@
 
 #include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/compute_buffers.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
 
 // The default system reserve: memory the OS, the desktop and the page cache keep (K13).
 inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
-// Compute buffers, CUDA context and allocator slack are not derivable from the header; the
-// original start script allowed 6 GB for them (K13). Reported as an estimate.
-inline constexpr std::uint64_t kDefaultOverheadBytes = 6'000'000'000ull;
-
-// The backend that holds llama.cpp's buffers: decides which compute buffers the server
-// allocates and what the backend's runtime itself takes.
-enum class PlanBackend { cpu, cuda };
+// The explicit extra margin on top of the modelled buffers and runtime: the largest part of
+// a loaded llama-server's memory the model did not explain in the runs checked was 20-40 MiB
+// (qwen35 on the CPU build, its MTP draft context); docs/memory-plan.md has every run.
+inline constexpr std::uint64_t kDefaultOverheadBytes = 32ull << 20;
 
 // A llama-server configuration, as far as memory is concerned.
 struct PlanConfig {
@@ -44,6 +43,7 @@ struct PlanConfig {
   bool flash_attention = true;                         // -fa on: V is not stored transposed
   bool swa_full = false;                               // --swa-full
   std::uint32_t ubatch = 512;                          // -ub
+  std::uint32_t batch = 2048;                          // -b
   bool mtp = false;                                    // --spec-type draft-mtp
   std::uint32_t draft_n_max = 3;                       // --spec-draft-n-max
   gguf::GgmlType draft_cache_k = gguf::GgmlType::f16;  // -ctkd
@@ -52,6 +52,7 @@ struct PlanConfig {
   std::uint64_t projector_bytes = 0;                   // --mmproj file's weights
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
   PlanBackend backend = PlanBackend::cpu;  // what the server's build will run on
+  std::string backend_reason;              // why (choose_backend), for the report
 };
 
 // What the machine offers.
@@ -77,8 +78,10 @@ struct MemoryPlan {
   std::uint64_t recurrent_bytes = 0;  // main context, recurrent state
   std::uint64_t mtp_kv_bytes = 0;     // the MTP draft context's KV cache
   std::uint64_t compute_bytes = 0;    // compute buffers of every context and backend
+  BufferPlan buffers;                 // compute and output buffers per context and buffer
   std::uint64_t output_bytes = 0;     // the output (logits/embeddings) buffers
-  std::uint64_t runtime_bytes = 0;    // the backend's runtime (CUDA context, workspaces)
+  std::uint64_t runtime_bytes = 0;    // the process's own and the backend's runtime memory
+  RuntimeMemory runtime;              // runtime_bytes split into host and device
   std::uint64_t overhead_bytes = 0;   // the explicit extra margin (--overhead)
   std::uint64_t cache_ram_bytes = 0;  // the prompt cache in host memory, at its limit
   // Correction learned from earlier runs of the same architecture, build and backend

@@ -99,7 +99,7 @@ const std::vector<SettingSpec>& launch_setting_specs() {
       {"host", K::text, "127.0.0.1", {}, 0, 0, "address to listen on (--host)"},
       {"port", K::integer, 8080, {}, 1, 65535, "port to listen on (--port)"},
       {"reserve", K::text, "12GB", {}, 0, 0, "memory kept for the system (K13)"},
-      {"overhead", K::text, "6GB", {}, 0, 0, "compute buffers and slack, an estimate (K13)"},
+      {"overhead", K::text, "32MiB", {}, 0, 0, "extra margin above the modelled buffers"},
       {"timeout_s",
        K::integer,
        600,

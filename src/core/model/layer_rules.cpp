@@ -432,6 +432,11 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
     if (!s) {
       return s.error();
     }
+    facts.ssm_conv_kernel = static_cast<std::uint32_t>(ssm.d_conv);
+    facts.ssm_inner_size = static_cast<std::uint32_t>(ssm.d_inner);
+    facts.ssm_state_size = static_cast<std::uint32_t>(ssm.d_state);
+    facts.ssm_group_count = static_cast<std::uint32_t>(ssm.n_group);
+    facts.ssm_time_step_rank = static_cast<std::uint32_t>(ssm.dt_rank);
     facts.conv_state_width = *r;
     facts.ssm_state_width = *s;
     const auto widths = checked_add(*r, *s, file, "the recurrent state size");
@@ -493,12 +498,28 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
       facts.weight_bytes += tensor.bytes;
       if (tensor.name == "token_embd.weight") {
         facts.token_embedding_bytes = tensor.bytes;
+        facts.vocab_size = tensor.shape[1];
       } else if (tensor.name == "output.weight") {
         has_output = true;
       }
       const std::int64_t block = block_index(tensor.name);
       const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
                        static_cast<std::uint64_t>(block) >= facts.main_layer_count;
+      const std::string_view name = tensor.name;
+      const auto ends_with = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+      };
+      if (block >= 0 && ends_with(".ffn_up.weight")) {
+        std::uint64_t& width = mtp ? facts.mtp_ffn_width : facts.ffn_width;
+        width = std::max(width, tensor.shape[1]);
+      } else if (block >= 0 &&
+                 (ends_with(".ffn_up_exps.weight") || ends_with(".ffn_gate_exps.weight"))) {
+        facts.expert_ffn_width = std::max(facts.expert_ffn_width, tensor.shape[1]);
+      } else if (block >= 0 && ends_with(".ffn_gate_up_exps.weight")) {
+        facts.expert_ffn_width = std::max(facts.expert_ffn_width, tensor.shape[1] / 2);
+      } else if (block >= 0 && ends_with(".ffn_up_shexp.weight")) {
+        facts.shared_ffn_width = std::max(facts.shared_ffn_width, tensor.shape[1]);
+      }
       if (mtp) {
         facts.mtp_weight_bytes += tensor.bytes;
         continue;

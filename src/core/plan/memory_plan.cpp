@@ -82,6 +82,37 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
     plan.mtp_kv_bytes = *mtp * plan.full_cells * plan.streams;
   }
 
+  // Compute and output buffers of the main context and, with draft-mtp, of the draft context
+  // (same n_ctx, n_seq_max, batch sizes; n_outputs_max = slots).
+  GraphShape shape;
+  shape.slots = config.slots;
+  shape.ubatch = config.ubatch;
+  shape.batch = config.batch;
+  shape.n_ctx = plan.n_ctx;
+  shape.full_cells = plan.full_cells;
+  shape.swa_cells = plan.swa_cells;
+  shape.flash_attention = config.flash_attention;
+  // llama_context: n_batch = min(n_ctx, -b) for causal models.
+  const auto n_batch =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(config.batch, plan.n_ctx));
+  shape.outputs_max =
+      server_outputs_max(n_batch, config.slots, config.mtp ? config.draft_n_max : 0);
+  shape.state_snapshots = 1 + rollback;
+  plan.buffers.main = context_buffers(model, shape, config.backend, false);
+  if (config.mtp) {
+    // The target keeps every token's pre-norm hidden state for the draft (embeddings_nextn,
+    // unmasked: n_embd x n_batch).
+    plan.buffers.main.output += std::uint64_t{model.embedding_length} * n_batch * 4;
+    GraphShape draft = shape;
+    draft.outputs_max = server_outputs_max(n_batch, config.slots, 0);
+    plan.buffers.mtp = context_buffers(model, draft, config.backend, true);
+    plan.buffers.mtp.output += std::uint64_t{model.embedding_length} * draft.outputs_max * 4;
+  }
+  plan.compute_bytes = plan.buffers.compute();
+  plan.output_bytes = plan.buffers.output();
+  plan.runtime = runtime_memory(model, config.backend);
+  plan.runtime_bytes = plan.runtime.total();
+
   plan.weights_bytes = model.weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
   plan.projector_bytes = config.projector_bytes;
   plan.overhead_bytes = config.overhead_bytes;

@@ -29,6 +29,27 @@ std::string signed_gib(std::int64_t bytes) {
                      static_cast<double>(bytes < 0 ? -bytes : bytes) / 1073741824.0);
 }
 
+std::string_view backend_name(plan::PlanBackend backend) {
+  return backend == plan::PlanBackend::cuda ? "cuda" : "cpu";
+}
+
+json buffers_json(const plan::ContextBuffers& buffers) {
+  return {{"compute_host_bytes", buffers.compute_host},
+          {"compute_device_bytes", buffers.compute_device},
+          {"output_bytes", buffers.output},
+          {"peak_phase", buffers.peak_phase}};
+}
+
+// "CPU 123.45 MiB (attention scores (KQ))" or "CUDA0 … + CUDA_Host …".
+std::string buffers_detail(const plan::ContextBuffers& buffers, plan::PlanBackend backend) {
+  const auto mib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
+  if (backend == plan::PlanBackend::cuda) {
+    return fmt::format("CUDA0 {:.2f} + CUDA_Host {:.2f} MiB, peak: {}", mib(buffers.compute_device),
+                       mib(buffers.compute_host), buffers.peak_phase);
+  }
+  return fmt::format("CPU {:.2f} MiB, peak: {}", mib(buffers.compute_host), buffers.peak_phase);
+}
+
 }  // namespace
 
 json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config,
@@ -62,30 +83,40 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
                    {"flash_attention", config.flash_attention},
                    {"swa_full", config.swa_full},
                    {"ubatch", config.ubatch},
+                   {"batch", config.batch},
+                   {"backend", backend_name(config.backend)},
+                   {"backend_reason", config.backend_reason},
                    {"mtp", config.mtp},
                    {"draft_n_max", config.draft_n_max},
                    {"cache_type_k_draft", type_name(config.draft_cache_k)},
                    {"cache_type_v_draft", type_name(config.draft_cache_v)},
                    {"cache_ram_bytes", config.cache_ram_bytes},
                    {"overhead_bytes", config.overhead_bytes}};
-  json figures{{"n_ctx", plan.n_ctx},
-               {"ctx_per_slot", plan.ctx_per_slot},
-               {"streams", plan.streams},
-               {"full_cells", plan.full_cells},
-               {"swa_cells", plan.swa_cells},
-               {"recurrent_rows", plan.recurrent_rows},
-               {"weights_bytes", plan.weights_bytes},
-               {"projector_bytes", plan.projector_bytes},
-               {"kv_full_bytes", plan.kv_full_bytes},
-               {"kv_swa_bytes", plan.kv_swa_bytes},
-               {"recurrent_bytes", plan.recurrent_bytes},
-               {"mtp_kv_bytes", plan.mtp_kv_bytes},
-               {"overhead_bytes", plan.overhead_bytes},
-               {"overhead_is_estimate", true},
-               {"cache_ram_bytes", plan.cache_ram_bytes},
-               {"total_bytes", plan.total_bytes},
-               {"fits", plan.fits},
-               {"notes", plan.notes}};
+  json figures{
+      {"n_ctx", plan.n_ctx},
+      {"ctx_per_slot", plan.ctx_per_slot},
+      {"streams", plan.streams},
+      {"full_cells", plan.full_cells},
+      {"swa_cells", plan.swa_cells},
+      {"recurrent_rows", plan.recurrent_rows},
+      {"weights_bytes", plan.weights_bytes},
+      {"projector_bytes", plan.projector_bytes},
+      {"kv_full_bytes", plan.kv_full_bytes},
+      {"kv_swa_bytes", plan.kv_swa_bytes},
+      {"recurrent_bytes", plan.recurrent_bytes},
+      {"mtp_kv_bytes", plan.mtp_kv_bytes},
+      {"compute_bytes", plan.compute_bytes},
+      {"output_bytes", plan.output_bytes},
+      {"runtime_bytes", plan.runtime_bytes},
+      {"runtime_host_bytes", plan.runtime.host},
+      {"runtime_device_bytes", plan.runtime.device},
+      {"overhead_bytes", plan.overhead_bytes},
+      {"buffers",
+       {{"main", buffers_json(plan.buffers.main)}, {"mtp", buffers_json(plan.buffers.mtp)}}},
+      {"cache_ram_bytes", plan.cache_ram_bytes},
+      {"total_bytes", plan.total_bytes},
+      {"fits", plan.fits},
+      {"notes", plan.notes}};
   figures["available_bytes"] = plan.available_bytes ? json(*plan.available_bytes) : json(nullptr);
   figures["margin_bytes"] = plan.margin_bytes ? json(*plan.margin_bytes) : json(nullptr);
   if (plan.available_bytes && !plan.fits) {
@@ -100,6 +131,8 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
                              const plan::MemoryPlan& plan, const TextStyle& style) {
   std::string out = fmt::format("{} — {} ({}{})\n", style.bold("memory plan"), model.source,
                                 model.architecture, model.name.empty() ? "" : ", " + model.name);
+  out += fmt::format("backend {}: {}\n", backend_name(config.backend),
+                     config.backend_reason.empty() ? "as configured" : config.backend_reason);
   out += fmt::format(
       "context {} cells in {} stream{}{}; {} slot{}, up to {} cells each; KV {}/{}{}\n\n",
       plan.n_ctx, plan.streams, plan.streams == 1 ? "" : "s",
@@ -135,7 +168,20 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
         fmt::format("{} layer(s), {}/{}", model.kv_layer_count(model::KvScope::mtp),
                     type_name(config.draft_cache_k), type_name(config.draft_cache_v)));
   }
-  row("compute + overhead", plan.overhead_bytes, "(estimate)");
+  row("compute buffers", plan.buffers.main.compute(),
+      "main context: " + buffers_detail(plan.buffers.main, config.backend));
+  if (config.mtp) {
+    row("compute, MTP draft", plan.buffers.mtp.compute(),
+        "draft context: " + buffers_detail(plan.buffers.mtp, config.backend));
+  }
+  row("output buffers", plan.output_bytes, "logits (and MTP hidden states), host memory");
+  row("runtime", plan.runtime_bytes,
+      config.backend == plan::PlanBackend::cuda
+          ? fmt::format("process + CUDA: host {:.0f} MiB, device {:.0f} MiB (K22, measured)",
+                        static_cast<double>(plan.runtime.host) / 1048576.0,
+                        static_cast<double>(plan.runtime.device) / 1048576.0)
+          : std::string("the llama-server process itself (measured)"));
+  row("margin (--overhead)", plan.overhead_bytes, "explicit extra margin");
   row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
   out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
   if (plan.available_bytes) {

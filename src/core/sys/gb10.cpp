@@ -29,4 +29,9 @@ bool is_gb10_machine(const platform::Sysroot& root) {
   return x925 && a725;
 }
 
+std::size_t nvidia_gpu_count(const platform::Sysroot& root) {
+  const auto gpus = root.list_dir("/proc/driver/nvidia/gpus");
+  return gpus ? gpus->size() : 0;
+}
+
 }  // namespace gb10tune::sys

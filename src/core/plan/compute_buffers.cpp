@@ -1,0 +1,235 @@
+#include "gb10tune/plan/compute_buffers.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace gb10tune::plan {
+
+namespace {
+
+constexpr std::uint64_t kF32 = 4;  // activations are f32 (GGML_TYPE_F32)
+constexpr std::uint64_t kI32 = 4;
+constexpr std::uint64_t kI64 = 8;
+
+// How an architecture's graph differs, as far as the size of its live tensors goes.
+struct GraphRule {
+  std::string_view arch;
+  bool q_gate;        // the Q projection also carries a per-head output gate (2 × n_head × d_k)
+  bool gated_ffn;     // FFN is gate + up + GLU (SwiGLU/GeGLU): three n_ff-wide tensors alive
+  bool positions_x4;  // multi-section RoPE: 4 positions per token (n_pos_per_embd)
+  std::string_view source;  // the llama.cpp file that builds the graph
+};
+
+constexpr std::array kRules{
+    GraphRule{"llama", false, true, false, "src/models/llama.cpp"},
+    GraphRule{"qwen2", false, true, false, "src/models/qwen2.cpp"},
+    GraphRule{"qwen3", false, true, false, "src/models/qwen3.cpp"},
+    GraphRule{"qwen3moe", false, true, false, "src/models/qwen3moe.cpp"},
+    GraphRule{"qwen35", true, true, true, "src/models/qwen35.cpp"},
+    GraphRule{"qwen35moe", true, true, true, "src/models/qwen35moe.cpp"},
+    GraphRule{"qwen3next", true, true, false, "src/models/qwen3next.cpp"},
+    GraphRule{"gemma3", false, true, false, "src/models/gemma3.cpp"},
+    GraphRule{"gpt-oss", false, true, false, "src/models/openai-moe.cpp"},
+};
+
+const GraphRule& rule_of(std::string_view arch) {
+  for (const GraphRule& rule : kRules) {
+    if (rule.arch == arch) {
+      return rule;
+    }
+  }
+  return kRules.front();  // every supported architecture is listed; llama's rules otherwise
+}
+
+// The largest of the phase peaks seen so far, and its name.
+struct Peak {
+  std::uint64_t bytes = 0;
+  std::string_view phase;
+  void offer(std::uint64_t candidate, std::string_view name) {
+    if (candidate > bytes) {
+      bytes = candidate;
+      phase = name;
+    }
+  }
+};
+
+}  // namespace
+
+std::uint32_t server_outputs_max(std::uint32_t batch, std::uint32_t slots,
+                                 std::uint32_t draft_tokens) {
+  const std::uint64_t total = std::uint64_t{slots} * (1 + std::uint64_t{draft_tokens});
+  return static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(batch, total)));
+}
+
+ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape& shape,
+                               PlanBackend backend, bool mtp_graph) {
+  const GraphRule& rule = rule_of(model.architecture);
+  const std::uint64_t slots = std::max<std::uint32_t>(1, shape.slots);
+  // llama_context::sched_reserve: n_tokens = min(n_ctx, n_ubatch); graph_reserve rounds it up
+  // to a multiple of n_seqs (= n_seq_max).
+  std::uint64_t tokens = std::min<std::uint64_t>(shape.n_ctx, shape.ubatch);
+  tokens = std::max<std::uint64_t>(1, (tokens + slots - 1) / slots * slots);
+  const std::uint64_t outputs = std::min<std::uint64_t>(tokens, std::max(1u, shape.outputs_max));
+  const std::uint64_t embd = model.embedding_length;
+  const std::uint64_t row = embd * tokens * kF32;  // one [n_embd, n_tokens] f32 activation
+
+  // Graph inputs (ggml-alloc places them first; the masks live until the last attention
+  // layer): llm_graph_input_embd tokens + embd, positions, output ids, and per KV cache the
+  // mask (f16 with flash attention, else f32; [n_kv, n_tokens]) and the K/V row indices
+  // (transposed V without flash attention: one index per value).
+  // The main graph always holds llm_graph_input_embd's `embd` (build_inp_embd selects between
+  // it and the token lookup); the MTP graph (qwen35.cpp graph_mtp) leaves that one out of the
+  // graph and takes the target's hidden state `h` instead: one [n_embd, n_tokens] either way.
+  std::uint64_t inputs =
+      tokens * kI32 + row + tokens * kI32 * (rule.positions_x4 ? 4 : 1) + outputs * kI32;
+  const std::uint64_t mask_elem = shape.flash_attention ? 2 : 4;
+  bool any_full = false;
+  bool any_swa = false;
+  std::uint64_t v_width_max = 0;
+  for (const model::LayerFacts& layer : model.layers) {
+    const bool in_graph = mtp_graph ? layer.mtp : (!layer.mtp && !layer.recurrent);
+    if (!in_graph) {
+      continue;
+    }
+    (layer.sliding_window ? any_swa : any_full) = true;
+    v_width_max = std::max<std::uint64_t>(v_width_max, layer.v_width);
+  }
+  const std::uint64_t v_index = shape.flash_attention ? tokens * kI64 : tokens * v_width_max * kI64;
+  if (any_full) {
+    inputs += shape.full_cells * tokens * mask_elem + tokens * kI64 + v_index;
+  }
+  if (any_swa) {
+    inputs += shape.swa_cells * tokens * mask_elem + tokens * kI64 + v_index;
+  }
+
+  Peak peak;
+  const std::uint64_t resid = row;  // the residual stream (inpSA / ffn_inp)
+  const std::uint64_t norm = row;   // the normed input of a block
+  for (const model::LayerFacts& layer : model.layers) {
+    if (mtp_graph ? !layer.mtp : layer.mtp) {
+      continue;
+    }
+    if (layer.recurrent) {
+      // Gated delta net (qwen35.cpp build_layer_attn_linear): qkv_mixed and z projections, the
+      // conv input (conv state + tokens), the conv output, then l2-normed q/k and the fused
+      // delta-net output that carries the final state of each sequence.
+      const std::uint64_t key = std::uint64_t{model.ssm_group_count} * model.ssm_state_size;
+      const std::uint64_t conv = model.ssm_inner_size + 2 * key;
+      const std::uint64_t qkv = conv * tokens * kF32;
+      const std::uint64_t z = std::uint64_t{model.ssm_inner_size} * tokens * kF32;
+      const std::uint64_t conv_in =
+          conv * (tokens + slots * (model.ssm_conv_kernel > 0 ? model.ssm_conv_kernel - 1 : 0)) *
+          kF32;
+      // delta-net-base.cpp build_recurrent_attn: the fused op's output holds the attention
+      // output and 1 + n_rs_seq state snapshots per sequence.
+      const std::uint64_t state =
+          std::uint64_t{model.ssm_state_size} * model.ssm_inner_size * slots * kF32;
+      const std::uint64_t delta_out = z + state * std::max(1u, shape.state_snapshots);
+      // The conv input stays alive until the conv has run (its last columns are the next
+      // conv state); l2-normed q and k then fit into its freed block, the delta-net output
+      // does not: conv input + conv output + delta output + the state read is the mark.
+      const std::uint64_t live = std::max(norm + qkv + conv_in, conv_in + qkv + delta_out + state);
+      peak.offer(resid + z + live, "gated delta net");
+      continue;
+    }
+    if (layer.head_count_kv == 0) {
+      continue;
+    }
+    const std::uint64_t head_k = layer.k_width / layer.head_count_kv;
+    const std::uint64_t head_v = layer.v_width / layer.head_count_kv;
+    const std::uint64_t q = std::uint64_t{layer.head_count} * head_k * tokens * kF32;
+    const std::uint64_t q_all = rule.q_gate ? 2 * q : q;
+    const std::uint64_t kv = (std::uint64_t{layer.k_width} + layer.v_width) * tokens * kF32;
+    const std::uint64_t attn_out = std::uint64_t{layer.head_count} * head_v * tokens * kF32;
+    const std::uint64_t gate = rule.q_gate ? attn_out : 0;
+    const std::uint64_t cells = layer.sliding_window ? shape.swa_cells : shape.full_cells;
+    if (shape.flash_attention) {
+      // build_attn_mha, flash path: Q, K, V projections, then the f32 attention output.
+      peak.offer(resid + std::max(norm + q_all + kv, q_all + gate + attn_out), "attention (flash)");
+    } else {
+      // build_attn_mha without flash attention: KQ = [n_kv, n_tokens, n_head] f32 (the
+      // softmax runs in place), then KQV.
+      // With an output gate (qwen35, qwen3next) the joint Q+gate projection has been split
+      // into the normed Q and a contiguous gate by then and freed.
+      const std::uint64_t kq = cells * tokens * layer.head_count * kF32;
+      peak.offer(resid + q + gate + kq + attn_out, "attention scores (KQ)");
+    }
+  }
+  // FFN: build_ffn / build_moe_ffn. Gate and up are computed from the normed input, then the
+  // GLU: the normed input's block is freed before the GLU is placed, but it is smaller than an
+  // n_ff-wide tensor, so the GLU goes above it (ggml_dyn_tallocr best fit): residual + norm +
+  // gate + up + GLU is the high-water mark (measured exactly on llama and qwen3moe, CUDA build).
+  // A single-layer graph (the MTP block) has freed its inputs (mask, copies) by then.
+  Peak ffn_peak;
+  if (model.ffn_width > 0 || (mtp_graph && model.mtp_ffn_width > 0)) {
+    const std::uint64_t ff = (mtp_graph ? model.mtp_ffn_width : model.ffn_width) * tokens * kF32;
+    const std::uint64_t live = rule.gated_ffn ? norm + 3 * ff : norm + ff;
+    ffn_peak.offer(resid + live, "feed-forward");
+  }
+  if (!mtp_graph && model.expert_ffn_width > 0) {
+    // build_moe_ffn: router logits and probabilities, then gate, up and GLU per used expert
+    // ([n_ff_exp, n_expert_used, n_tokens] each), then down per used expert.
+    const std::uint64_t used = std::max(1u, model.expert_used_count);
+    const std::uint64_t ff = model.expert_ffn_width * used * tokens * kF32;
+    const std::uint64_t router = 2 * std::uint64_t{model.expert_count} * tokens * kF32;
+    const std::uint64_t down = embd * used * tokens * kF32;
+    const std::uint64_t live = std::max({norm + 3 * ff, norm + router + 2 * ff, ff + down});
+    ffn_peak.offer(resid + live, "mixture of experts");
+    if (model.shared_ffn_width > 0) {
+      const std::uint64_t sh = model.shared_ffn_width * tokens * kF32;
+      ffn_peak.offer(resid + norm + row + 3 * sh, "shared expert");
+    }
+  }
+  if (mtp_graph) {
+    // graph_mtp: normed embedding and hidden state, their concat, the eh projection.
+    peak.offer(4 * row, "MTP input projection");
+  }
+  // The head: logits [n_vocab, n_outputs] f32 (a graph output, never freed).
+  peak.offer(2 * embd * outputs * kF32 + model.vocab_size * outputs * kF32, "output head");
+
+  ContextBuffers buffers;
+  // The inputs stay in the CUDA_Host buffer (set on the host) together with the
+  // token-embedding lookup, which runs on the CPU (tok_embd is not offloaded); the device
+  // buffer holds copies of the inputs (not the token ids) and the graph.
+  // In the MTP graph `h` and the token lookup are normed in place at once and only the mask,
+  // indices and positions stay alive through the block.
+  // On the CPU the token lookup's output sits right above the inputs and leaves a block of
+  // one row there that the larger tensors of the layers cannot use.
+  const std::uint64_t held = mtp_graph                      ? inputs - tokens * kI32 - row
+                             : backend == PlanBackend::cuda ? inputs - tokens * kI32
+                                                            : inputs + row;
+  const std::uint64_t ffn_total = mtp_graph ? ffn_peak.bytes : held + ffn_peak.bytes;
+  const std::uint64_t other_total = held + peak.bytes;
+  buffers.peak_phase = std::string(ffn_total > other_total ? ffn_peak.phase : peak.phase);
+  const std::uint64_t graph = std::max(ffn_total, other_total);
+  if (backend == PlanBackend::cuda) {
+    buffers.compute_host = inputs + row;
+    buffers.compute_device = graph;
+  } else {
+    buffers.compute_host = graph;
+  }
+
+  // llama_context::output_reserve: n_vocab logits per output row.
+  const std::uint64_t rows = std::max<std::uint64_t>(slots, shape.outputs_max);
+  buffers.output = model.vocab_size * rows * kF32;
+  return buffers;
+}
+
+RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend) {
+  constexpr std::uint64_t kMiB = 1ull << 20;
+  if (backend == PlanBackend::cpu) {
+    // CPU build: RSS minus weights, KV, recurrent state and output buffers after load was
+    // 22-24 MiB with a 32000-token vocabulary and 42 MiB with 151936 tokens (the binary's
+    // own pages ~12.5 MiB, the heap, the tokenizer's tables ~166 bytes per token).
+    return {18 * kMiB + model.vocab_size * 166, 0};
+  }
+  // H200, CUDA 13.0, driver 580: NVML per process minus weights, KV and CUDA0 compute was
+  // 587-589 MiB for dense llama models and 685-694 MiB for qwen3moe and qwen35; RSS minus the
+  // host buffers (mapped token embeddings, CUDA_Host compute, output) 273-329 MiB and
+  // 365-421 MiB.
+  const bool more_kernels = model.is_moe() || model.is_hybrid();
+  return {(more_kernels ? 400 : 310) * kMiB, (more_kernels ? 690 : 590) * kMiB};
+}
+
+}  // namespace gb10tune::plan
