@@ -204,14 +204,24 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   p.build_info = info->build_info;
   p.total_slots = info->total_slots;
   p.n_ctx_per_slot = info->n_ctx_per_slot;
-  p.speculative = info->speculative;
   p.props = bench::trimmed_props(info->props);
   p.settings = bench::settings_from_props(info->props);
-  if (record && record->url == url) {
+  const bool launched = record && record->url == url;
+  if (launched) {
     p.launch_argv = record->argv;
     for (auto& [key, value] : bench::settings_from_argv(record->argv)) {
       p.settings[key] = value;
     }
+  }
+  // /slots says what the server runs; /props only shows per-request defaults.
+  const bench::SpeculativeSetting spec = bench::resolve_speculative(
+      info->slots_reported, info->slots_speculative, launched ? &record->argv : nullptr);
+  p.speculative = spec.on;
+  p.spec_type = spec.type;
+  p.draft_n_max = spec.n_max;
+  p.spec_source = spec.source;
+  for (auto& [key, value] : bench::settings_from_speculative(spec)) {
+    p.settings[key] = value;
   }
   result.workload_source = workload->source;
   result.workload_requests = workload->requests.size();

@@ -124,12 +124,15 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   std::sort(mean_len.begin(), mean_len.end());
   EXPECT_DOUBLE_EQ(metrics["mean_accepted_length"]["median"].get<double>(),
                    (mean_len[1] + mean_len[2]) / 2);
-  // Provenance from /props.
+  // Provenance from /props, and from /slots what the server runs: /props' speculative.types
+  // is the request default "none" (as in 3f545be) though the server drafts.
   EXPECT_EQ(doc["server"]["model_path"], "/models/q.gguf");
   EXPECT_EQ(doc["server"]["speculative"], true);
+  EXPECT_EQ(doc["server"]["spec_source"], "/slots: 1 of 1 slot speculative");
   EXPECT_EQ(doc["server"]["n_ctx_per_slot"], 16384);
   EXPECT_FALSE(doc["server"]["build_info"].get<std::string>().empty());
-  EXPECT_EQ(doc["settings"]["props:params.speculative.types"], "draft-mtp");
+  EXPECT_EQ(doc["settings"]["props:params.speculative.types"], "none");
+  EXPECT_EQ(doc["settings"]["spec-type"], "on (type not reported)");
 
   // The saved run compared with itself: no significant difference.
   const auto compare =

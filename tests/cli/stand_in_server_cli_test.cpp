@@ -9,6 +9,7 @@
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/platform/http_client.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -219,9 +220,10 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   const auto props = http::parse_props(props_answer->body);
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 3u);
-  EXPECT_EQ(props->n_ctx_per_slot, 10000u);
+  // Like llama.cpp: 30000 → 30208 cells (a multiple of 256), / 3 = 10069 → 10240 per slot.
+  EXPECT_EQ(props->n_ctx_per_slot, 10240u);
   EXPECT_EQ(props->model_path, "/models/q.gguf");
-  EXPECT_EQ(props->speculative, false);
+  EXPECT_EQ(props->speculative_types, "none");
   EXPECT_FALSE(props->build_info.empty());
   const auto slots_answer = http_get(local(port), "/slots", 1s);
   ASSERT_TRUE(slots_answer);
@@ -230,7 +232,7 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   ASSERT_EQ(slots->size(), 3u);
   for (std::size_t i = 0; i < slots->size(); ++i) {
     EXPECT_EQ((*slots)[i].id, static_cast<int>(i));
-    EXPECT_EQ((*slots)[i].n_ctx, 10000u);
+    EXPECT_EQ((*slots)[i].n_ctx, 10240u);
     EXPECT_EQ((*slots)[i].speculative, false);
     EXPECT_FALSE((*slots)[i].is_processing);
   }
@@ -246,12 +248,43 @@ TEST(CliStandIn, UnifiedPoolAndSpeculativeFromTheTunedCommand) {
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 3u);
   EXPECT_EQ(props->n_ctx_per_slot, 262144u);  // one slot may grow to the training context
-  EXPECT_EQ(props->speculative_types, "draft-mtp");
-  EXPECT_EQ(props->speculative, true);
+  // As in 3f545be: /props shows the request default, /slots what the server runs.
+  EXPECT_EQ(props->speculative_types, "none");
   const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
   ASSERT_TRUE(slots) << slots.error().message;
   ASSERT_EQ(slots->size(), 3u);
-  EXPECT_EQ(slots->front().speculative, true);
+  for (const auto& slot : *slots) {
+    EXPECT_EQ(slot.speculative, true);
+    EXPECT_EQ(slot.n_ctx, 262144u);
+  }
+}
+
+TEST(CliStandIn, FailedDraftContextLeavesTheSlotsWithoutOne) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-np", "2", "--spec-type", "draft-mtp"},
+                       {{"STANDIN_SPEC_FAILS", "1"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  ASSERT_TRUE(slots) << slots.error().message;
+  ASSERT_EQ(slots->size(), 2u);
+  EXPECT_EQ(slots->front().speculative, false);
+  EXPECT_TRUE(contains(server.log(), "failed to initialize speculative decoding context"))
+      << server.log();
+}
+
+TEST(CliStandIn, TrainingContextComesFromTheModelHeader) {
+  TempDir dir;
+  const auto model = dir.path() / "m.gguf";
+  tiny_qwen35_model(true, 4096).write(model);
+  const int port = free_tcp_port();
+  StandInServer server(
+      {"--port", std::to_string(port), "-m", model.string(), "-c", "24576", "-np", "3", "-kvu"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  ASSERT_TRUE(props) << props.error().message;
+  EXPECT_EQ(props->n_ctx_per_slot, 4096u);  // capped at the model's training context
+  EXPECT_TRUE(contains(server.log(), "n_slots = 3, n_ctx_slot = 4096, kv_unified = 'true'"))
+      << server.log();
 }
 
 TEST(CliStandIn, DefaultsAndEnvironmentFallbacks) {

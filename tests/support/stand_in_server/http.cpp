@@ -62,8 +62,11 @@ json default_timings(bool speculative) {
   return timings;
 }
 
+// Like 3f545be, /props shows the defaults of a request (task_params with the server's
+// sampling settings): "speculative.types" is "none" whatever the server runs; the server's
+// speculative decoding shows only in /slots.
 json props(const ServerArgs& args, const Shared& shared) {
-  const std::string spec_types = speculative(args) ? args.spec_type : "none";
+  const std::string spec_types = "none";
   json params = {
       {"seed", 4294967295U},
       {"temperature", 0.8},

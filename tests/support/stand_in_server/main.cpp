@@ -15,6 +15,9 @@
 //   STANDIN_EXTRA_LOG=<file>     appended to the log once the model is "loaded"
 //   STANDIN_TIMINGS=<file>       a JSON array of `timings` objects, used in turn
 //   STANDIN_RESPONSE_DELAY_MS=<ms>  delays every completion
+//   STANDIN_SPEC_FAILS=1         the draft context fails to initialise: the server runs
+//                                 without speculative decoding whatever --spec-type says
+// A readable GGUF given with -m sets the training context the slots are capped at.
 #include <httplib.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -31,6 +34,8 @@
 #include <fstream>
 #include <thread>
 
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "stand_in.hpp"
 
@@ -218,6 +223,16 @@ int run(int argc, char** argv) {
     std::fwrite(help->data(), 1, help->size(), stdout);
     return 0;
   }
+  if (!args.model_path.empty()) {
+    // A real GGUF gives the training context the slots are capped at.
+    if (const auto file = gb10tune::gguf::read_gguf(args.model_path)) {
+      if (const auto facts = gb10tune::model::describe_model(*file);
+          facts && facts->context_length > 0) {
+        args.n_ctx_train = facts->context_length;
+      }
+    }
+  }
+  args.spec_init_failed = env_or(env, "STANDIN_SPEC_FAILS", "") == "1";
   if (args.version) {
     const auto version =
         gb10tune::read_text_file(env_or(env, "STANDIN_VERSION", STANDIN_DEFAULT_VERSION));
@@ -338,6 +353,16 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  log_line('I',
+           srv("load_model",
+               "initializing, n_slots = " + std::to_string(total_slots(args)) +
+                   ", n_ctx_slot = " + std::to_string(slot_context(args)) + ", kv_unified = '" +
+                   (args.kv_unified.value_or(args.n_parallel == -1) ? "true" : "false") + "'"));
+  if (args.spec_init_failed) {
+    log_line('E', srv("load_model",
+                      "failed to initialize speculative decoding context: the stand-in was "
+                      "told to fail (STANDIN_SPEC_FAILS)"));
+  }
   shared.ready.store(true);
   const std::int64_t ready_ns = realtime_ns();
   log_line('I', srv("main", "model loaded"));
