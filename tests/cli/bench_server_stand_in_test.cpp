@@ -131,7 +131,9 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   EXPECT_EQ(doc["server"]["spec_source"], "/slots: 1 of 1 slot speculative");
   EXPECT_EQ(doc["server"]["n_ctx_per_slot"], 16384);
   EXPECT_FALSE(doc["server"]["build_info"].get<std::string>().empty());
-  EXPECT_EQ(doc["settings"]["props:params.speculative.types"], "none");
+  EXPECT_EQ(doc["server"]["props"]["default_generation_settings"]["params"]["speculative.types"],
+            "none");
+  EXPECT_FALSE(doc["settings"].contains("props:params.speculative.types"));
   EXPECT_EQ(doc["settings"]["spec-type"], "on (type not reported)");
 
   // The saved run compared with itself: no significant difference.
@@ -140,6 +142,27 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_NE(compare.out.find("result: no significant difference"), std::string::npos)
       << compare.out;
+}
+
+// A server started by hand (no launch record): its own command line says which type and
+// depth it drafts with, /slots that it does.
+TEST(CliBenchServerStandIn, ServerStartedByHandIsDescribedByItsCommandLine) {
+  TempDir dir;
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-np", "1", "--spec-type", "draft-mtp",
+                        "--spec-draft-n-max", "4"},
+                       {{"STANDIN_LOAD_MS", "50"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto run = run_binary(
+      {"bench", "server", "--url", url_of(port), "--samples", "1", "--warmup", "0", "--json"},
+      {"XDG_STATE_HOME=" + (dir.path() / "state").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const json doc = json::parse(run.out.substr(run.out.find('{')));
+  EXPECT_EQ(doc["server"]["spec_type"], "draft-mtp");
+  EXPECT_EQ(doc["server"]["spec_draft_n_max"], 4);
+  EXPECT_EQ(doc["server"]["spec_source"],
+            "/slots: 1 of 1 slot speculative; the server's command line: --spec-type draft-mtp "
+            "--spec-draft-n-max 4");
 }
 
 TEST(CliBenchServerStandIn, ConcurrentSessionsOverlapAndAddUp) {

@@ -30,6 +30,10 @@ TEST(RunSettings, PropsAreFlattened) {
   EXPECT_EQ(s.at("props:params.speculative.type"), "draft-mtp");
   EXPECT_EQ(s.at("props:params.samplers"), R"(["top_k","top_p"])");
   EXPECT_EQ(s.count("props:chat_template"), 0u);
+  // 3f545be's request default, not the server's setting.
+  json current = props(3, 4);
+  current["default_generation_settings"]["params"]["speculative.types"] = "none";
+  EXPECT_EQ(settings_from_props(current).count("props:params.speculative.types"), 0u);
   EXPECT_TRUE(settings_from_props(json::array()).empty());
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gb10tune::bench {
@@ -17,7 +18,8 @@ using RunSettings = std::map<std::string, std::string>;
 
 // From a /props answer: "model" (model_path), "build" (build_info), "props:total_slots",
 // "props:n_ctx" (per slot) and every scalar of default_generation_settings.params as
-// "props:params.<dotted key>" (arrays as compact JSON). Missing fields are left out.
+// "props:params.<dotted key>" (arrays as compact JSON), except "speculative.types": a request
+// default in 3f545be, not the server's setting. Missing fields are left out.
 RunSettings settings_from_props(const nlohmann::json& props);
 
 // From an argv vector (argv[0], the program, is skipped): "argv:<flag>" → its value, or "on"
@@ -34,11 +36,13 @@ struct SpeculativeSetting {
 };
 
 // Combines /slots (`slots_speculative` of `slots_reported` slots have a draft context: what
-// the server runs) with the launch record's argv when it describes this server (null
-// otherwise: which type, which n-max). /props is not a source: its speculative fields are
-// per-request defaults. When the two disagree, /slots wins and `source` says both.
+// the server runs) with the server's argv (null when unknown: which type, which n-max), named
+// `argv_source` ("launch record", "the server's command line") in `source`. /props is not a
+// source: its speculative fields are per-request defaults. When the two disagree, /slots wins
+// and `source` says both.
 SpeculativeSetting resolve_speculative(std::size_t slots_reported, std::size_t slots_speculative,
-                                       const std::vector<std::string>* launch_argv);
+                                       const std::vector<std::string>* argv,
+                                       std::string_view argv_source = "launch record");
 
 // The settings keys of `spec`: "spec-type" and, when drafting, "spec-draft-n-max".
 RunSettings settings_from_speculative(const SpeculativeSetting& spec);

@@ -71,6 +71,9 @@ RunSettings settings_from_props(const nlohmann::json& props) {
     if (const auto params = defaults->find("params");
         params != defaults->end() && params->is_object()) {
       flatten(*params, "props:params", out);
+      // 3f545be shows the request default ("none") here whatever the server runs; what it
+      // runs is "spec-type" (settings_from_speculative).
+      out.erase("props:params.speculative.types");
     }
   }
   return out;
@@ -100,7 +103,8 @@ RunSettings settings_from_argv(const std::vector<std::string>& argv) {
 }
 
 SpeculativeSetting resolve_speculative(std::size_t slots_reported, std::size_t slots_speculative,
-                                       const std::vector<std::string>* launch_argv) {
+                                       const std::vector<std::string>* launch_argv,
+                                       std::string_view argv_source) {
   SpeculativeSetting out;
   std::vector<std::string> sources;
   std::optional<bool> planned;
@@ -129,9 +133,9 @@ SpeculativeSetting resolve_speculative(std::size_t slots_reported, std::size_t s
                                   slots_reported, slots_reported == 1 ? "" : "s"));
   }
   if (planned) {
-    sources.push_back(*planned ? fmt::format("launch record: --spec-type {} --spec-draft-n-max {}",
-                                             planned_type, *planned_n_max)
-                               : std::string("launch record: no --spec-type"));
+    sources.push_back(*planned ? fmt::format("{}: --spec-type {} --spec-draft-n-max {}",
+                                             argv_source, planned_type, *planned_n_max)
+                               : fmt::format("{}: no --spec-type", argv_source));
     if (out.on && *out.on != *planned) {
       sources.back() += " (disagrees with /slots, which shows what the server runs)";
     }
