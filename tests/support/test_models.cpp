@@ -39,12 +39,16 @@ GgufWriter report_model(std::uint32_t blocks, std::uint32_t nextn) {
 
 GgufWriter tiny_qwen35_model(bool mtp, std::uint32_t context_length) {
   constexpr std::uint64_t kEmbd = 64, kHeads = 4, kHeadsKv = 2, kHeadDim = 32, kFf = 128;
-  constexpr std::uint64_t kVocab = 259, kState = 16, kGroups = 2, kVHeads = 4, kConv = 4;
+  constexpr std::uint64_t kVocab = 101, kState = 16, kGroups = 2, kVHeads = 4, kConv = 4;
   constexpr std::uint32_t kMain = 8;
   const std::uint32_t blocks = kMain + (mtp ? 1 : 0);
-  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
-  std::vector<std::int32_t> types = {2, 3, 3};
-  for (int b = 0; b < 256; ++b) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "\u2581"};  // + SentencePiece's space
+  std::vector<std::int32_t> types = {2, 3, 3, 1};
+  std::vector<int> text_bytes = {0x09, 0x0A};  // tab, newline and printable ASCII
+  for (int b = 0x20; b < 0x7F; ++b) {
+    text_bytes.push_back(b);
+  }
+  for (const int b : text_bytes) {
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
     tokens.emplace_back(name);

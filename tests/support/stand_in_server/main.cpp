@@ -194,7 +194,7 @@ void print_crash(const std::string& crash, const std::string& model) {
     log_line('E', srv("load_model", "failed to load model, '" + model + "'"));
   }
   log_line('I', srv("operator()", "operator(): cleaning up before exit..."));
-  log_line('E', srv("main", "exiting due to model loading error"));
+  log_line('E', srv("llama_server", "exiting due to model loading error"));
 }
 
 int run(int argc, char** argv) {
@@ -299,7 +299,7 @@ int run(int argc, char** argv) {
     log_line('E', srv("start", "couldn't bind HTTP server socket, hostname: " + args.host +
                                    ", port: " + std::to_string(args.port)));
     log_line('I', srv("operator()", "operator(): cleaning up before exit..."));
-    log_line('E', srv("main", "exiting due to HTTP server error"));
+    log_line('E', srv("llama_server", "exiting due to HTTP server error"));
     return 1;
   }
   std::thread listener([&server] { server.listen_after_bind(); });
@@ -365,11 +365,11 @@ int run(int argc, char** argv) {
   }
   shared.ready.store(true);
   const std::int64_t ready_ns = realtime_ns();
-  log_line('I', srv("main", "model loaded"));
+  log_line('I', srv("llama_server", "model loaded"));
   const std::string address = "http://" + args.host + ":" + std::to_string(port);
-  log_line('I', srv("main", "listening on " + address));
+  log_line('I', srv("llama_server", "listening on " + address));
   if (port == 8080) {
-    log_line('W', srv("main",
+    log_line('W', srv("llama_server",
                       "NOTICE: server default port will be changed to :9931 in a "
                       "future release"));
   }
