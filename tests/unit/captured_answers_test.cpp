@@ -81,13 +81,17 @@ struct CaptureMachine {
 
   // verify's flags check of a process started with the captured command.
   FlagsOutcome flags_of(const std::string& scenario) const {
+    return flags_of_argv(command_of(scenario), "help-2026-08-commit-3f545be.txt");
+  }
+
+  // The same for `argv` and the --help fixture `help` of a build.
+  FlagsOutcome flags_of_argv(std::vector<std::string> argv, const std::string& help) const {
     ProcessSnapshot snapshot;
     snapshot.process.stat.pid = 4242;
-    snapshot.process.argv = command_of(scenario);
+    snapshot.process.argv = std::move(argv);
     snapshot.env = platform::Environment();
-    const auto help =
-        testing::read_text(testing::fixture("llama-server/help-2026-08-commit-3f545be.txt"));
-    return check_flags(root, snapshot, server::ServerFlags::parse_help(help), nullptr);
+    const auto text = testing::read_text(testing::fixture("llama-server/" + help));
+    return check_flags(root, snapshot, server::ServerFlags::parse_help(text), nullptr);
   }
 
   testing::TempDir dir;
@@ -167,6 +171,24 @@ TEST(CapturedAnswers, VerifyExpectsWhatTheServerReported) {
       EXPECT_NE(spec.fix.find("--spec-type draft-mtp is missing"), std::string::npos) << spec.fix;
     }
   }
+}
+
+// -np unset is the build's own default: 4 slots sharing one pool in 3f545be (the "defaults"
+// capture), 1 slot in the 2025-02 build (its --help says "default: 1").
+TEST(CapturedAnswers, UnsetSlotsFollowTheBuildsDefault) {
+  const CaptureMachine machine;
+  const std::vector<std::string> argv = {"llama-server", "-m",
+                                         "/tmp/models-mtp/tiny-qwen35-mtp.gguf", "-c", "8192"};
+  const FlagsOutcome current = machine.flags_of_argv(argv, "help-2026-08-commit-3f545be.txt");
+  EXPECT_EQ(current.expected.slots, 4u);
+  EXPECT_EQ(current.expected.ctx_per_slot, 8192u);  // unified: every slot may use the pool
+  const FlagsOutcome older = machine.flags_of_argv(argv, "help-2025-02-commit-c392e50.txt");
+  EXPECT_EQ(older.expected.slots, 1u);
+  EXPECT_EQ(older.expected.ctx_per_slot, 8192u);
+  auto two = argv;
+  two.insert(two.end(), {"-np", "2"});
+  EXPECT_EQ(machine.flags_of_argv(two, "help-2025-02-commit-c392e50.txt").expected.ctx_per_slot,
+            4096u);
 }
 
 // A launch record asking for draft-mtp, and the server restarted by hand without it.

@@ -19,19 +19,47 @@ std::string describe(const server::SettingValue& value) {
   return fmt::format("{} ({} {})", value.value, server::source_name(value.source), value.origin);
 }
 
+// The slots of a server started without -np, from the build's --help: "(default: -1, -1 =
+// auto)" in 3f545be is 4 slots sharing one unified pool (K17); "(default: 1)" in c392e50.
+// nullopt when the help does not say; `auto_slots` is set for -1.
+std::optional<std::uint32_t> default_slots(const server::ServerFlags& flags, bool& auto_slots) {
+  const server::FlagSpec* spec = flags.find("--parallel");
+  if (spec == nullptr) {
+    return std::nullopt;
+  }
+  const std::string_view text = spec->description;
+  const auto at = text.find("default: ");
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string_view value = text.substr(at + 9);
+  if (starts_with(value, "-1")) {
+    auto_slots = true;
+    return 4;
+  }
+  const auto n = parse_u64(value.substr(0, value.find_first_not_of("0123456789")));
+  if (!n || *n == 0 || *n >= 1024) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(*n);
+}
+
 // What /props and /slots should say, from the effective settings (K17 defaults: -np unset is
-// 4 slots sharing one unified pool, -c unset is the training context per stream).
-// `n_ctx_train` (0 when the model is unknown) caps the per-slot context as the server does.
-Expectations expectations_of(const server::EffectiveSettings& settings, std::uint64_t n_ctx_train) {
+// the build's default, in 3f545be 4 slots sharing one unified pool; -c unset is the training
+// context per stream). `n_ctx_train` (0 when the model is unknown) caps the per-slot context
+// as the server does.
+Expectations expectations_of(const server::EffectiveSettings& settings,
+                             const server::ServerFlags& flags, std::uint64_t n_ctx_train) {
   Expectations expected;
   expected.source = "flags";
-  std::uint32_t slots = 4;
-  bool auto_slots = true;
+  bool auto_slots = false;
+  std::optional<std::uint32_t> slots;
   if (const auto* parallel = settings.get("parallel")) {
     if (const auto n = parse_u64(parallel->value); n && *n > 0 && *n < 1024) {
       slots = static_cast<std::uint32_t>(*n);
-      auto_slots = false;
     }
+  } else {
+    slots = default_slots(flags, auto_slots);
   }
   expected.slots = slots;
   const bool unified =
@@ -43,8 +71,8 @@ Expectations expectations_of(const server::EffectiveSettings& settings, std::uin
     ctx_known = n.has_value();
     n_ctx = n.value_or(0);
   }
-  if (ctx_known && (n_ctx > 0 || n_ctx_train > 0)) {
-    expected.ctx_per_slot = server_ctx_per_slot(n_ctx, slots, unified, n_ctx_train);
+  if (ctx_known && slots && (n_ctx > 0 || n_ctx_train > 0)) {
+    expected.ctx_per_slot = server_ctx_per_slot(n_ctx, *slots, unified, n_ctx_train);
   }
   if (const auto* spec = settings.get("spec-type")) {
     bool any = false;
@@ -181,7 +209,7 @@ FlagsOutcome check_flags(const platform::Sysroot& root, const ProcessSnapshot& s
     outcome.findings.push_back(drift_finding(flags, settings, *record, snapshot.process.argv));
   }
 
-  outcome.expected = expectations_of(settings, n_ctx_train);
+  outcome.expected = expectations_of(settings, flags, n_ctx_train);
   outcome.expected.model_has_mtp = rule_input.model_has_mtp;
   std::vector<std::string> host_port{"llama-server"};
   if (const auto* host = settings.get("host")) {
