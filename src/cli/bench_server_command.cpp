@@ -15,7 +15,9 @@
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/text_file.hpp"
+#include "gb10tune/verify/verify.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::cli {
@@ -47,6 +49,26 @@ std::optional<launch::LaunchRecord> find_launch_record(const Context& ctx) {
     return std::nullopt;
   }
   return std::move(*record);
+}
+
+// The argv of the one local llama-server whose --host/--port (or LLAMA_ARG_HOST/PORT) give
+// `url`: a server started by hand, whose flags say how it drafts. nullopt when none or
+// several match.
+std::optional<std::vector<std::string>> local_server_argv(const Context& ctx,
+                                                          const std::string& url) {
+  std::optional<std::vector<std::string>> found;
+  int matches = 0;
+  for (const sys::ServerCandidate& process : sys::find_llama_servers(ctx.sysroot)) {
+    if (process.kind != sys::CandidateKind::server || process.argv.empty()) {
+      continue;
+    }
+    const auto env = sys::read_process_environ(ctx.sysroot, process.stat.pid);
+    if (verify::url_from_process(process.argv, env ? &*env : nullptr) == url) {
+      found = process.argv;
+      ++matches;
+    }
+  }
+  return matches == 1 ? found : std::nullopt;
 }
 
 Expected<bench::Workload> load_workload(const ServerOptions& options) {
@@ -225,14 +247,32 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   p.build_info = info->build_info;
   p.total_slots = info->total_slots;
   p.n_ctx_per_slot = info->n_ctx_per_slot;
-  p.speculative = info->speculative;
   p.props = bench::trimmed_props(info->props);
   p.settings = bench::settings_from_props(info->props);
-  if (record && record->url == url) {
+  const bool launched = record && record->url == url;
+  if (launched) {
     p.launch_argv = record->argv;
     for (auto& [key, value] : bench::settings_from_argv(record->argv)) {
       p.settings[key] = value;
     }
+  }
+  // /slots says what the server runs; /props only shows per-request defaults. The launch
+  // record (or, for a server started by hand, its command line) says which type and depth.
+  std::optional<std::vector<std::string>> argv;
+  std::string argv_source = "launch record";
+  if (launched) {
+    argv = record->argv;
+  } else if ((argv = local_server_argv(ctx, url))) {
+    argv_source = "the server's command line";
+  }
+  const bench::SpeculativeSetting spec = bench::resolve_speculative(
+      info->slots_reported, info->slots_speculative, argv ? &*argv : nullptr, argv_source);
+  p.speculative = spec.on;
+  p.spec_type = spec.type;
+  p.draft_n_max = spec.n_max;
+  p.spec_source = spec.source;
+  for (auto& [key, value] : bench::settings_from_speculative(spec)) {
+    p.settings[key] = value;
   }
   result.workload_source = workload->source;
   result.workload_requests = workload->requests.size();

@@ -60,10 +60,19 @@ Expected<ServerInfo> read_info(const platform::Url& url) {
   info.build_info = props->build_info;
   info.total_slots = props->total_slots;
   info.n_ctx_per_slot = props->n_ctx_per_slot;
-  info.speculative = props->speculative;
   info.props = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
   if (info.props.is_discarded()) {
     info.props = nlohmann::json::object();
+  }
+  // What the server runs (its /props only shows request defaults); /slots may be off.
+  if (const auto answer = platform::http_get(url, "/slots", kProbeTimeout);
+      answer && answer->status == 200) {
+    if (const auto slots = http::parse_slots(answer->body)) {
+      for (const http::SlotInfo& slot : *slots) {
+        info.slots_reported += slot.speculative ? 1 : 0;
+        info.slots_speculative += slot.speculative.value_or(false) ? 1 : 0;
+      }
+    }
   }
   return info;
 }

@@ -36,7 +36,8 @@ void make_speculative(FakeServer& server) {
   server.info.build_info = "b7000-3f545be";
   server.info.total_slots = 1;
   server.info.n_ctx_per_slot = 65536;
-  server.info.speculative = true;
+  server.info.slots_reported = 1;  // /slots: the one slot has a draft context
+  server.info.slots_speculative = 1;
   server.info.props = {{"model_path", "/models/qwen.gguf"},
                        {"build_info", "b7000-3f545be"},
                        {"total_slots", 1},
@@ -128,7 +129,8 @@ TEST(CliBenchServer, LaunchRecordGivesUrlArgvAndBytesPerToken) {
   record.pid = 4242;
   record.url = "http://127.0.0.1:9931";
   record.model_path = "/models/qwen.gguf";
-  record.argv = {"/opt/llama-server", "-m", "/models/qwen.gguf", "--spec-draft-n-max", "4"};
+  record.argv = {"/opt/llama-server",  "-m", "/models/qwen.gguf", "--spec-type", "draft-mtp",
+                 "--spec-draft-n-max", "4"};
   record.bytes_per_token = 16'800'000'000;
   const auto state = dir.path() / "state" / "gb10tune";
   std::filesystem::create_directories(state);
@@ -149,9 +151,18 @@ TEST(CliBenchServer, LaunchRecordGivesUrlArgvAndBytesPerToken) {
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["url"], "http://127.0.0.1:9931");
   EXPECT_EQ(doc["date"], "2026-11-29T12:00:00Z");
-  EXPECT_EQ(doc["server"]["launch_argv"].size(), 5u);
+  EXPECT_EQ(doc["server"]["launch_argv"].size(), 7u);
   EXPECT_FALSE(doc["server"]["props"].contains("chat_template"));
   EXPECT_EQ(doc["settings"]["argv:--spec-draft-n-max"], "4");
+  // What the server runs: /slots says it drafts, the launch record says how.
+  EXPECT_EQ(doc["server"]["speculative"], true);
+  EXPECT_EQ(doc["server"]["spec_type"], "draft-mtp");
+  EXPECT_EQ(doc["server"]["spec_draft_n_max"], 4);
+  EXPECT_EQ(doc["server"]["spec_source"],
+            "/slots: 1 of 1 slot speculative; launch record: --spec-type draft-mtp "
+            "--spec-draft-n-max 4");
+  EXPECT_EQ(doc["settings"]["spec-type"], "draft-mtp");
+  EXPECT_EQ(doc["settings"]["spec-draft-n-max"], "4");
   EXPECT_EQ(doc["settings"]["props:params.speculative.n_max"], "4");
   EXPECT_EQ(doc["roofline"]["available"], true);
   EXPECT_EQ(doc["roofline"]["bytes_source"], "launch record");
@@ -207,6 +218,54 @@ TEST(CliBenchServer, RooflineOfASplitModelCountsEveryShard) {
                                   {}, {}, with(server));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("m-00002-of-00002.gguf"), std::string::npos) << missing.err;
+}
+
+// An MTP run and a plain run of the same model, each started by launch: compare names
+// spec-type as the one setting that differs (the text said "speculative decoding off" for
+// both before /slots was read).
+TEST(CliBenchServer, CompareOfAnMtpRunWithAPlainRunListsSpecType) {
+  testing::TempDir dir;
+  const auto state = dir.path() / "state" / "gb10tune";
+  std::filesystem::create_directories(state);
+  const auto run = [&](bool mtp, const std::string& name) {
+    launch::LaunchRecord record;
+    record.pid = 4242;
+    record.url = "http://127.0.0.1:9931";
+    record.model_path = "/models/qwen.gguf";
+    record.argv = {"/opt/llama-server", "-m", "/models/qwen.gguf", "-np", "3", "-kvu"};
+    if (mtp) {
+      record.argv.insert(record.argv.end(),
+                         {"--spec-type", "draft-mtp", "--spec-draft-n-max", "4"});
+    }
+    EXPECT_TRUE(launch::write_launch_record(state / "launch.json", record).ok());
+    FakeServer server;
+    make_speculative(server);
+    server.info.slots_reported = 3;
+    server.info.slots_speculative = mtp ? 3 : 0;
+    if (!mtp) {
+      server.timings = [](int, const std::string&) { return make_timings(500, 300, 100, 20); };
+    }
+    const auto result = run_cli_on("gb10", {"bench", "server", "--samples", "3", "--save", name},
+                                   state_env(dir), {}, with(server));
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.out;
+  };
+  const std::string mtp_text = run(true, "mtp");
+  EXPECT_NE(mtp_text.find("speculative decoding draft-mtp, n-max 4 (/slots: 3 of 3 slots "
+                          "speculative; launch record: --spec-type draft-mtp "
+                          "--spec-draft-n-max 4)"),
+            std::string::npos)
+      << mtp_text;
+  const std::string plain_text = run(false, "plain");
+  EXPECT_NE(plain_text.find("speculative decoding off (/slots: 0 of 3 slots speculative; "
+                            "launch record: no --spec-type)"),
+            std::string::npos)
+      << plain_text;
+  const auto compare = run_cli_on("gb10", {"bench", "compare", "plain", "mtp"}, state_env(dir));
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_NE(compare.out.find("settings: one differs\n  spec-type: none → draft-mtp\n"),
+            std::string::npos)
+      << compare.out;
 }
 
 TEST(CliBenchServer, ConcurrencyTableShowsPerSessionAndTotal) {

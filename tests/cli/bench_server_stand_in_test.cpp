@@ -124,12 +124,17 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   std::sort(mean_len.begin(), mean_len.end());
   EXPECT_DOUBLE_EQ(metrics["mean_accepted_length"]["median"].get<double>(),
                    (mean_len[1] + mean_len[2]) / 2);
-  // Provenance from /props.
+  // Provenance from /props, and from /slots what the server runs: /props' speculative.types
+  // is the request default "none" (as in 3f545be) though the server drafts.
   EXPECT_EQ(doc["server"]["model_path"], "/models/q.gguf");
   EXPECT_EQ(doc["server"]["speculative"], true);
+  EXPECT_EQ(doc["server"]["spec_source"], "/slots: 1 of 1 slot speculative");
   EXPECT_EQ(doc["server"]["n_ctx_per_slot"], 16384);
   EXPECT_FALSE(doc["server"]["build_info"].get<std::string>().empty());
-  EXPECT_EQ(doc["settings"]["props:params.speculative.types"], "draft-mtp");
+  EXPECT_EQ(doc["server"]["props"]["default_generation_settings"]["params"]["speculative.types"],
+            "none");
+  EXPECT_FALSE(doc["settings"].contains("props:params.speculative.types"));
+  EXPECT_EQ(doc["settings"]["spec-type"], "on (type not reported)");
 
   // The saved run compared with itself: no significant difference.
   const auto compare =
@@ -137,6 +142,27 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_NE(compare.out.find("result: no significant difference"), std::string::npos)
       << compare.out;
+}
+
+// A server started by hand (no launch record): its own command line says which type and
+// depth it drafts with, /slots that it does.
+TEST(CliBenchServerStandIn, ServerStartedByHandIsDescribedByItsCommandLine) {
+  TempDir dir;
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-np", "1", "--spec-type", "draft-mtp",
+                        "--spec-draft-n-max", "4"},
+                       {{"STANDIN_LOAD_MS", "50"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto run = run_binary(
+      {"bench", "server", "--url", url_of(port), "--samples", "1", "--warmup", "0", "--json"},
+      {"XDG_STATE_HOME=" + (dir.path() / "state").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const json doc = json::parse(run.out.substr(run.out.find('{')));
+  EXPECT_EQ(doc["server"]["spec_type"], "draft-mtp");
+  EXPECT_EQ(doc["server"]["spec_draft_n_max"], 4);
+  EXPECT_EQ(doc["server"]["spec_source"],
+            "/slots: 1 of 1 slot speculative; the server's command line: --spec-type draft-mtp "
+            "--spec-draft-n-max 4");
 }
 
 TEST(CliBenchServerStandIn, ConcurrentSessionsOverlapAndAddUp) {

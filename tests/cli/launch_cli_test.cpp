@@ -541,6 +541,74 @@ TEST(CliLaunchStart, StartsVerifiesAndStops) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "state/gb10tune/llama-server.pid"));
 }
 
+// The lines of `text` that cite fact `fact` ("[K4]").
+std::vector<std::string> lines_citing(const std::string& text, const std::string& fact) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    if (line.find("[" + fact + "]") != std::string::npos) {
+      out.push_back(line);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+// The issue-18 setup with a real-shaped MTP model (tiny-qwen35, the model of the captured
+// answers) against the stand-in, which answers /props and /slots the way llama-server
+// 3f545be does: /props says "speculative.types": "none" while every slot drafts. Launch, then
+// verify: every K4 line is ✔ and the server's drafting is read from /slots.
+TEST(CliLaunchStart, MtpModelLaunchedThenVerifiedPassesEveryK4Line) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny-qwen35.gguf";
+  testing::tiny_qwen35_model().write(model);
+  const auto port = std::to_string(testing::free_tcp_port());
+  const auto record = dir.path() / "server-record.json";
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+                                        "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
+                                        "STANDIN_LOAD_MS=100", "STANDIN_RECORD=" + record.string(),
+                                        "STANDIN_SYSTEM_INFO=system_info: n_threads = 2 | CPU : "
+                                        "AVX2 = 1 | FMA = 1 | F16C = 1 | AVX512 = 1 | DOTPROD = "
+                                        "1 | MATMUL_INT8 = 1 | SVE = 1 |"};
+  const auto started = testing::run_binary(
+      {"launch", "--model", model.string(), "--llama-server",
+       testing::stand_in_server_path().string(), "--slots", "3", "--ctx-per-slot", "8192",
+       "--cache-ram", "0", "--port", port, "--reserve", "0", "--overhead", "0"},
+      env);
+  ASSERT_EQ(started.exit_code, 0) << started.out;
+  const std::string argv = testing::read_record(record)["argv"].dump();
+  EXPECT_NE(argv.find(R"("--spec-type","draft-mtp","--spec-draft-n-max","4")"), std::string::npos)
+      << argv;
+  EXPECT_NE(argv.find(R"("-kvu")"), std::string::npos) << argv;
+
+  const auto verified = testing::run_binary({"verify", "--smoke"}, env);
+  EXPECT_EQ(verified.exit_code, 0) << verified.out;
+  EXPECT_NE(verified.out.find("verify: PASS"), std::string::npos) << verified.out;
+  const auto k4 = lines_citing(verified.out, "K4");
+  EXPECT_GE(k4.size(), 3u) << verified.out;
+  for (const std::string& line : k4) {
+    EXPECT_EQ(line.rfind("  ✔ ", 0), 0u) << line;
+  }
+  EXPECT_NE(verified.out.find("✔ the server drafts as planned [K4]: on: /slots: 3 of 3 slots "
+                              "speculative; smoke completion: draft_n 132, 89 accepted"),
+            std::string::npos)
+      << verified.out;
+  EXPECT_NE(verified.out.find("/props: speculative.types \"none\" (the per-request default"),
+            std::string::npos)
+      << verified.out;
+  // /props matches: 3 slots, 24576 cells each from the unified pool, the model as given.
+  EXPECT_NE(verified.out.find("✔ /props matches the flags [K9]: 3 slots, context 24576 per slot, "
+                              "model " +
+                              model.string()),
+            std::string::npos)
+      << verified.out;
+
+  const auto stopped = testing::run_binary({"stop"}, env);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
+}
+
 TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {
   testing::TempDir dir;
   const auto model = dir.path() / "m.gguf";

@@ -4,11 +4,13 @@
 #include <signal.h>
 
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/platform/http_client.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -101,9 +103,9 @@ TEST(CliStandIn, HealthIsLoadingThenReady) {
   EXPECT_EQ(health->body, R"({"status":"ok"})");
   EXPECT_EQ(http::classify_health(*health), http::HealthState::ready);
   const std::string log = server.log();
-  EXPECT_TRUE(contains(log, "srv          main: model loaded")) << log;
+  EXPECT_TRUE(contains(log, "srv  llama_server: model loaded")) << log;
   EXPECT_TRUE(
-      contains(log, "srv          main: listening on http://127.0.0.1:" + std::to_string(port)))
+      contains(log, "srv  llama_server: listening on http://127.0.0.1:" + std::to_string(port)))
       << log;
   EXPECT_TRUE(contains(log,
                        "system_info: n_threads = 20 (n_threads_batch = 20) / 20 | CPU : "
@@ -142,7 +144,7 @@ TEST(CliStandIn, CrashOutOfMemory) {
         "alloc_tensor_range: failed to allocate CUDA0 buffer of size 38654705664",
         "llama_init_from_model: failed to initialize the context: failed to allocate buffer "
         "for kv cache",
-        "srv          main: exiting due to model loading error"}) {
+        "srv  llama_server: exiting due to model loading error"}) {
     EXPECT_TRUE(contains(run.output, line)) << line << "\n" << run.output;
   }
   EXPECT_FALSE(contains(run.output, "model loaded")) << run.output;
@@ -219,9 +221,10 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   const auto props = http::parse_props(props_answer->body);
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 3u);
-  EXPECT_EQ(props->n_ctx_per_slot, 10000u);
+  // Like llama.cpp: 30000 → 30208 cells (a multiple of 256), / 3 = 10069 → 10240 per slot.
+  EXPECT_EQ(props->n_ctx_per_slot, 10240u);
   EXPECT_EQ(props->model_path, "/models/q.gguf");
-  EXPECT_EQ(props->speculative, false);
+  EXPECT_EQ(props->speculative_types, "none");
   EXPECT_FALSE(props->build_info.empty());
   const auto slots_answer = http_get(local(port), "/slots", 1s);
   ASSERT_TRUE(slots_answer);
@@ -230,7 +233,7 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   ASSERT_EQ(slots->size(), 3u);
   for (std::size_t i = 0; i < slots->size(); ++i) {
     EXPECT_EQ((*slots)[i].id, static_cast<int>(i));
-    EXPECT_EQ((*slots)[i].n_ctx, 10000u);
+    EXPECT_EQ((*slots)[i].n_ctx, 10240u);
     EXPECT_EQ((*slots)[i].speculative, false);
     EXPECT_FALSE((*slots)[i].is_processing);
   }
@@ -246,12 +249,116 @@ TEST(CliStandIn, UnifiedPoolAndSpeculativeFromTheTunedCommand) {
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 3u);
   EXPECT_EQ(props->n_ctx_per_slot, 262144u);  // one slot may grow to the training context
-  EXPECT_EQ(props->speculative_types, "draft-mtp");
-  EXPECT_EQ(props->speculative, true);
+  // As in 3f545be: /props shows the request default, /slots what the server runs.
+  EXPECT_EQ(props->speculative_types, "none");
   const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
   ASSERT_TRUE(slots) << slots.error().message;
   ASSERT_EQ(slots->size(), 3u);
-  EXPECT_EQ(slots->front().speculative, true);
+  for (const auto& slot : *slots) {
+    EXPECT_EQ(slot.speculative, true);
+    EXPECT_EQ(slot.n_ctx, 262144u);
+  }
+}
+
+TEST(CliStandIn, FailedDraftContextLeavesTheSlotsWithoutOne) {
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-np", "2", "--spec-type", "draft-mtp"},
+                       {{"STANDIN_SPEC_FAILS", "1"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  ASSERT_TRUE(slots) << slots.error().message;
+  ASSERT_EQ(slots->size(), 2u);
+  EXPECT_EQ(slots->front().speculative, false);
+  EXPECT_TRUE(contains(server.log(), "failed to initialize speculative decoding context"))
+      << server.log();
+}
+
+TEST(CliStandIn, TrainingContextComesFromTheModelHeader) {
+  TempDir dir;
+  const auto model = dir.path() / "m.gguf";
+  tiny_qwen35_model(true, 4096).write(model);
+  const int port = free_tcp_port();
+  StandInServer server(
+      {"--port", std::to_string(port), "-m", model.string(), "-c", "24576", "-np", "3", "-kvu"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  ASSERT_TRUE(props) << props.error().message;
+  EXPECT_EQ(props->n_ctx_per_slot, 4096u);  // capped at the model's training context
+  EXPECT_TRUE(contains(server.log(), "n_slots = 3, n_ctx_slot = 4096, kv_unified = 'true'"))
+      << server.log();
+}
+
+// Every key the stand-in sends in `ours` exists in `real` with the same JSON type, recursively
+// through objects (arrays: their first elements).
+void expect_same_shape(const nlohmann::json& ours, const nlohmann::json& real,
+                       const std::string& where) {
+  ASSERT_EQ(ours.type_name(), real.type_name()) << where;
+  if (ours.is_object()) {
+    for (const auto& [key, value] : ours.items()) {
+      ASSERT_TRUE(real.contains(key)) << where << "." << key << " is not in the real answer";
+      expect_same_shape(value, real[key], where + "." + key);
+    }
+  } else if (ours.is_array() && !ours.empty() && !real.empty()) {
+    expect_same_shape(ours.front(), real.front(), where + "[0]");
+  }
+}
+
+// The stand-in started with the commands of the captured real answers (the same model
+// header) answers /props and /slots with the same values where gb10tune looks, in the same
+// shape, before and after a request.
+TEST(CliStandIn, PropsAndSlotsLikeTheCapturedRealServer) {
+  TempDir dir;
+  const std::string model_mtp = (dir.path() / "tiny-qwen35-mtp.gguf").string();
+  const std::string model_plain = (dir.path() / "tiny-qwen35.gguf").string();
+  tiny_qwen35_model(true).write(model_mtp);
+  tiny_qwen35_model(false).write(model_plain);
+  const std::string captures = "llama-server/captured-2026-08-commit-3f545be/";
+  for (const std::string scenario : {"mtp-3slots-kvu", "mtp-1slot", "mtp-1slot-over-train",
+                                     "no-spec-3slots", "defaults", "no-mtp-model-1slot-kvu"}) {
+    SCOPED_TRACE(scenario);
+    std::istringstream command(read_text(fixture(captures + scenario + ".command.txt")));
+    std::vector<std::string> args;
+    for (std::string word; command >> word;) {
+      args.push_back(word);
+    }
+    args.erase(args.begin());  // "llama-server"
+    args[1] = args[1].find("-mtp") != std::string::npos ? model_mtp : model_plain;
+    const int port = free_tcp_port();
+    args.back() = std::to_string(port);  // --port
+    StandInServer server(args);
+    ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+    const auto real_props =
+        nlohmann::json::parse(read_text(fixture(captures + scenario + ".props.json")));
+    const auto real_slots =
+        nlohmann::json::parse(read_text(fixture(captures + scenario + ".slots.json")));
+    const auto props = nlohmann::json::parse(http_get(local(port), "/props", 1s)->body);
+    const auto slots = nlohmann::json::parse(http_get(local(port), "/slots", 1s)->body);
+    expect_same_shape(props, real_props, "/props");
+    expect_same_shape(slots, real_slots, "/slots");
+    EXPECT_EQ(props["total_slots"], real_props["total_slots"]);
+    EXPECT_EQ(props["default_generation_settings"]["n_ctx"],
+              real_props["default_generation_settings"]["n_ctx"]);
+    EXPECT_EQ(props["default_generation_settings"]["params"]["speculative.types"],
+              real_props["default_generation_settings"]["params"]["speculative.types"]);
+    ASSERT_EQ(slots.size(), real_slots.size());
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      EXPECT_EQ(slots[i]["n_ctx"], real_slots[i]["n_ctx"]);
+      EXPECT_EQ(slots[i]["speculative"], real_slots[i]["speculative"]);
+    }
+    // After one request: that request's parameters, in the real shape.
+    ASSERT_TRUE(http_post_json(local(port), "/v1/chat/completions", kChat, 2s));
+    const auto after = nlohmann::json::parse(http_get(local(port), "/slots", 1s)->body);
+    const auto real_after =
+        nlohmann::json::parse(read_text(fixture(captures + scenario + ".slots-after.json")));
+    for (const auto& slot : after) {
+      for (const auto& real_slot : real_after) {
+        if (slot.contains("params") && real_slot.contains("params")) {
+          expect_same_shape(slot, real_slot, "/slots after a request");
+          EXPECT_EQ(slot["params"]["speculative.types"], real_slot["params"]["speculative.types"]);
+        }
+      }
+    }
+  }
 }
 
 TEST(CliStandIn, DefaultsAndEnvironmentFallbacks) {

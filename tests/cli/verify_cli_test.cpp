@@ -6,6 +6,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune {
 namespace {
@@ -200,6 +201,65 @@ TEST(CliVerifyStandIn, CleanEnvironmentPassesTheEnvironmentCheck) {
   const json doc = json::parse(result.out.substr(result.out.find('{')));
   EXPECT_EQ(check_of(doc, "unified-memory-env")["severity"], "ok") << result.out;
   EXPECT_EQ(check_of(doc, "server-health")["severity"], "ok") << result.out;
+}
+
+// The issue-18 model started by hand without --spec-type: the flags rule and the server's
+// own answer (/slots: no slot drafts) both fail, naming the missing flag.
+TEST(CliVerifyStandIn, MtpModelStartedWithoutSpecTypeFailsNamingTheFlag) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny-qwen35.gguf";
+  testing::tiny_qwen35_model().write(model);
+  const int port = testing::free_tcp_port();
+  testing::StandInServer server({"--port", std::to_string(port), "-m", model.string(), "-np", "3",
+                                 "-c", "24576", "-kvu", "-fa", "on", "-ngl", "99"});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto result = testing::run_binary({"verify", "--pid", std::to_string(server.pid())});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(result.out.find("✘ MTP speculative decoding when the model has an MTP head [K4]: the "
+                            "model has an MTP head but --spec-type not set"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("✘ the server drafts as planned [K4]: off according to /slots, but "
+                            "the model's MTP head asks for draft-mtp: /slots: 0 of 3 slots "
+                            "speculative; flags: --spec-type not set"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("fix: --spec-type draft-mtp is missing"), std::string::npos)
+      << result.out;
+  // The rest matches the flags: 3 slots sharing the 24576-cell pool.
+  EXPECT_NE(result.out.find("✔ /props matches the flags [K9]: 3 slots, context 24576 per slot"),
+            std::string::npos)
+      << result.out;
+}
+
+// The flags ask for draft-mtp but the draft context failed to initialise: /slots says the
+// server runs without it, and verify says which source says what.
+TEST(CliVerifyStandIn, FlagsAskingForMtpButSlotsWithoutDraftFails) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny-qwen35.gguf";
+  testing::tiny_qwen35_model().write(model);
+  const int port = testing::free_tcp_port();
+  testing::StandInServer server(
+      {"--port", std::to_string(port), "-m", model.string(), "-np", "1", "-c", "8192", "-fa", "on",
+       "-ngl", "99", "--spec-type", "draft-mtp", "--spec-draft-n-max", "4"},
+      {{"STANDIN_SPEC_FAILS", "1"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const auto result =
+      testing::run_binary({"verify", "--pid", std::to_string(server.pid()), "--json"});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  const json doc = json::parse(result.out.substr(result.out.find('{')));
+  EXPECT_EQ(check_of(doc, "mtp-when-model-has-head")["severity"], "ok") << result.out;
+  const json spec = check_of(doc, "speculative-decoding");
+  EXPECT_EQ(spec["severity"], "fail") << result.out;
+  const std::string evidence = spec["evidence"];
+  EXPECT_NE(evidence.find("off according to /slots, but the flags ask for draft-mtp"),
+            std::string::npos)
+      << evidence;
+  EXPECT_NE(evidence.find("flags: --spec-type draft-mtp, --spec-draft-n-max 4 (command line"),
+            std::string::npos)
+      << evidence;
+  EXPECT_NE(spec["fix"].get<std::string>().find("speculative decoding not supported"),
+            std::string::npos);
 }
 
 }  // namespace

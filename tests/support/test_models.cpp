@@ -1,5 +1,7 @@
 #include "support/test_models.hpp"
 
+#include <cstdio>
+
 namespace gb10tune::testing {
 
 Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& name) {
@@ -31,6 +33,106 @@ GgufWriter report_model(std::uint32_t blocks, std::uint32_t nextn) {
       .add("qwen35.ssm.group_count", gguf_uint32(16));
   if (nextn > 0) {
     w.add("qwen35.nextn_predict_layers", gguf_uint32(nextn));
+  }
+  return w;
+}
+
+GgufWriter tiny_qwen35_model(bool mtp, std::uint32_t context_length) {
+  constexpr std::uint64_t kEmbd = 64, kHeads = 4, kHeadsKv = 2, kHeadDim = 32, kFf = 128;
+  constexpr std::uint64_t kVocab = 101, kState = 16, kGroups = 2, kVHeads = 4, kConv = 4;
+  constexpr std::uint32_t kMain = 8;
+  const std::uint32_t blocks = kMain + (mtp ? 1 : 0);
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "\u2581"};  // + SentencePiece's space
+  std::vector<std::int32_t> types = {2, 3, 3, 1};
+  std::vector<int> text_bytes = {0x09, 0x0A};  // tab, newline and printable ASCII
+  for (int b = 0x20; b < 0x7F; ++b) {
+    text_bytes.push_back(b);
+  }
+  for (const int b : text_bytes) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    tokens.emplace_back(name);
+    types.push_back(6);
+  }
+  std::vector<GgufValueBytes> scores(tokens.size(), gguf_float32(0.0f));
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("qwen35"))
+      .add("general.name", gguf_string(mtp ? "tiny-qwen35" : "tiny-qwen35-no-mtp"))
+      .add("qwen35.block_count", gguf_uint32(blocks))
+      .add("qwen35.context_length", gguf_uint32(context_length))
+      .add("qwen35.embedding_length", gguf_uint32(kEmbd))
+      .add("qwen35.feed_forward_length", gguf_uint32(kFf))
+      .add("qwen35.attention.head_count", gguf_uint32(kHeads))
+      .add("qwen35.attention.head_count_kv", gguf_uint32(kHeadsKv))
+      .add("qwen35.attention.key_length", gguf_uint32(kHeadDim))
+      .add("qwen35.attention.value_length", gguf_uint32(kHeadDim))
+      .add("qwen35.rope.dimension_count", gguf_uint32(kHeadDim))
+      .add("qwen35.rope.dimension_sections", gguf_int32_array({6, 5, 5, 0}))
+      .add("qwen35.rope.freq_base", gguf_float32(1e7f))
+      .add("qwen35.attention.layer_norm_rms_epsilon", gguf_float32(1e-6f))
+      .add("qwen35.full_attention_interval", gguf_uint32(4));
+  if (mtp) {
+    w.add("qwen35.nextn_predict_layers", gguf_uint32(1));
+  }
+  w.add("qwen35.ssm.conv_kernel", gguf_uint32(kConv))
+      .add("qwen35.ssm.inner_size", gguf_uint32(kState * kVHeads))
+      .add("qwen35.ssm.state_size", gguf_uint32(kState))
+      .add("qwen35.ssm.time_step_rank", gguf_uint32(kVHeads))
+      .add("qwen35.ssm.group_count", gguf_uint32(kGroups))
+      .add("general.file_type", gguf_uint32(0))
+      .add("tokenizer.ggml.model", gguf_string("llama"))
+      .add("tokenizer.ggml.tokens", gguf_string_array(tokens))
+      .add("tokenizer.ggml.scores", gguf_array(gguf::ValueType::float32, scores))
+      .add("tokenizer.ggml.token_type", gguf_int32_array(types))
+      .add("tokenizer.ggml.unknown_token_id", gguf_uint32(0))
+      .add("tokenizer.ggml.bos_token_id", gguf_uint32(1))
+      .add("tokenizer.ggml.eos_token_id", gguf_uint32(2))
+      .add("tokenizer.ggml.add_bos_token", gguf_bool(true));
+
+  using gguf::GgmlType;
+  const std::uint64_t key_dim = kState * kGroups;
+  const std::uint64_t value_dim = kState * kVHeads;
+  const std::uint64_t conv_dim = 2 * key_dim + value_dim;
+  // Shapes as GGUF stores them: the input dimension first.
+  w.tensor("token_embd.weight", {kEmbd, kVocab}, GgmlType::f32)
+      .tensor("output_norm.weight", {kEmbd}, GgmlType::f32);
+  const auto attention = [&](const std::string& blk) {
+    w.tensor(blk + "attn_q.weight", {kEmbd, kHeadDim * kHeads * 2}, GgmlType::f32)
+        .tensor(blk + "attn_k.weight", {kEmbd, kHeadDim * kHeadsKv}, GgmlType::f32)
+        .tensor(blk + "attn_v.weight", {kEmbd, kHeadDim * kHeadsKv}, GgmlType::f32)
+        .tensor(blk + "attn_output.weight", {kHeadDim * kHeads, kEmbd}, GgmlType::f32)
+        .tensor(blk + "attn_q_norm.weight", {kHeadDim}, GgmlType::f32)
+        .tensor(blk + "attn_k_norm.weight", {kHeadDim}, GgmlType::f32);
+  };
+  const auto ffn = [&](const std::string& blk) {
+    w.tensor(blk + "ffn_gate.weight", {kEmbd, kFf}, GgmlType::f32)
+        .tensor(blk + "ffn_up.weight", {kEmbd, kFf}, GgmlType::f32)
+        .tensor(blk + "ffn_down.weight", {kFf, kEmbd}, GgmlType::f32);
+  };
+  for (std::uint32_t il = 0; il < blocks; ++il) {
+    const std::string blk = "blk." + std::to_string(il) + ".";
+    w.tensor(blk + "attn_norm.weight", {kEmbd}, GgmlType::f32)
+        .tensor(blk + "post_attention_norm.weight", {kEmbd}, GgmlType::f32);
+    if (il >= kMain || (il + 1) % 4 == 0) {
+      attention(blk);
+    } else {
+      w.tensor(blk + "attn_qkv.weight", {kEmbd, conv_dim}, GgmlType::f32)
+          .tensor(blk + "attn_gate.weight", {kEmbd, value_dim}, GgmlType::f32)
+          .tensor(blk + "ssm_conv1d.weight", {kConv, conv_dim}, GgmlType::f32)
+          .tensor(blk + "ssm_dt.bias", {kVHeads}, GgmlType::f32)
+          .tensor(blk + "ssm_a", {kVHeads}, GgmlType::f32)
+          .tensor(blk + "ssm_beta.weight", {kEmbd, kVHeads}, GgmlType::f32)
+          .tensor(blk + "ssm_alpha.weight", {kEmbd, kVHeads}, GgmlType::f32)
+          .tensor(blk + "ssm_norm.weight", {kState}, GgmlType::f32)
+          .tensor(blk + "ssm_out.weight", {value_dim, kEmbd}, GgmlType::f32);
+    }
+    ffn(blk);
+    if (il >= kMain) {
+      w.tensor(blk + "nextn.eh_proj.weight", {2 * kEmbd, kEmbd}, GgmlType::f32)
+          .tensor(blk + "nextn.enorm.weight", {kEmbd}, GgmlType::f32)
+          .tensor(blk + "nextn.hnorm.weight", {kEmbd}, GgmlType::f32)
+          .tensor(blk + "nextn.shared_head_norm.weight", {kEmbd}, GgmlType::f32);
+    }
   }
   return w;
 }

@@ -17,6 +17,13 @@ Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& nam
 // delta net state (conv kernel 4, inner 6144, state 128, 16 groups). No tensors.
 GgufWriter report_model(std::uint32_t blocks = 65, std::uint32_t nextn = 1);
 
+// The tiny-qwen35 model the captured llama-server answers came from (header and tensor
+// shapes as fixtures/gguf/write_tiny_qwen35.py writes them; the data is zeros): 8 main
+// layers (attention at 3 and 7, gated delta net elsewhere), n_embd 64, 4 heads of 32 dims,
+// 2 KV heads, a 101-token vocabulary (the space piece and the byte tokens of tab, newline and
+// printable ASCII), all f32, plus one MTP block when `mtp`.
+GgufWriter tiny_qwen35_model(bool mtp = true, std::uint32_t context_length = 32768);
+
 // Adds the tensor infos of a 27B-class model (token embedding plus 64 blocks of K-quant FFN
 // and attention weights): about 18 GB of data, written as a sparse hole.
 void add_large_model_tensors(GgufWriter& w);

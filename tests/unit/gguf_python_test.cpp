@@ -6,6 +6,7 @@
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune::gguf {
 namespace {
@@ -81,6 +82,53 @@ TEST(GgufPython, ReadsWhatTheOfficialWriterWrote) {
                 .value_or(0),
             (64u + 128u) * 2 * 2);
   EXPECT_EQ(facts->mtp_weight_bytes, 144u);
+}
+
+// The tiny-qwen35 model behind the captured llama-server answers: what the gguf package
+// writes (write_tiny_qwen35.py) has the header and tensors of tiny_qwen35_model().
+TEST(GgufPython, TinyQwen35MatchesTheTestsWriter) {
+  const auto probe =
+      platform::run_capture({"python3", "-c", "import gguf, numpy"}, std::chrono::seconds(30));
+  if (!probe || probe->exit_status != 0) {
+    GTEST_SKIP() << "python3 with the gguf package is not available; `pip install gguf` "
+                    "enables this test";
+  }
+  testing::TempDir dir;
+  for (const bool mtp : {true, false}) {
+    const auto python = dir.path() / (mtp ? "python-mtp.gguf" : "python.gguf");
+    std::vector<std::string> argv = {
+        "python3", testing::fixture("gguf/write_tiny_qwen35.py").string(), python.string()};
+    if (!mtp) {
+      argv.emplace_back("--no-mtp");
+    }
+    const auto wrote = platform::run_capture(argv, std::chrono::seconds(60));
+    ASSERT_TRUE(wrote) << wrote.error().message;
+    ASSERT_EQ(wrote->exit_status, 0) << wrote->output;
+    const auto ours = dir.path() / (mtp ? "ours-mtp.gguf" : "ours.gguf");
+    testing::tiny_qwen35_model(mtp).write(ours);
+
+    const auto a = read_gguf(python);
+    const auto b = read_gguf(ours);
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->tensors().size(), b->tensors().size()) << mtp;
+    for (const TensorInfo& tensor : a->tensors()) {
+      const TensorInfo* other = b->find_tensor(tensor.name);
+      ASSERT_NE(other, nullptr) << tensor.name;
+      EXPECT_EQ(tensor.shape, other->shape) << tensor.name;
+      EXPECT_EQ(tensor.type, other->type) << tensor.name;
+    }
+    const auto fa = model::describe_model(*a);
+    const auto fb = model::describe_model(*b);
+    ASSERT_TRUE(fa && fb);
+    EXPECT_EQ(fa->has_mtp(), mtp);
+    EXPECT_EQ(fa->main_layer_count, fb->main_layer_count);
+    EXPECT_EQ(fa->context_length, fb->context_length);
+    EXPECT_EQ(fa->weight_bytes, fb->weight_bytes);
+    EXPECT_EQ(fa->mtp_weight_bytes, fb->mtp_weight_bytes);
+    EXPECT_EQ(fa->recurrent_bytes_per_sequence, fb->recurrent_bytes_per_sequence);
+    EXPECT_EQ(a->get_array("tokenizer.ggml.tokens").value_or(nullptr)->size(),
+              b->get_array("tokenizer.ggml.tokens").value_or(nullptr)->size());
+  }
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ TEST(RunSettings, PropsAreFlattened) {
   EXPECT_EQ(s.at("props:params.speculative.type"), "draft-mtp");
   EXPECT_EQ(s.at("props:params.samplers"), R"(["top_k","top_p"])");
   EXPECT_EQ(s.count("props:chat_template"), 0u);
+  // 3f545be's request default, not the server's setting.
+  json current = props(3, 4);
+  current["default_generation_settings"]["params"]["speculative.types"] = "none";
+  EXPECT_EQ(settings_from_props(current).count("props:params.speculative.types"), 0u);
   EXPECT_TRUE(settings_from_props(json::array()).empty());
 }
 
@@ -73,6 +77,68 @@ TEST(RunSettings, DifferencesPreferTheFlagsWhenBothRunsHaveThem) {
   b["build"] = "b7100";
   EXPECT_EQ(setting_differences(a, b).size(), 3u);
   EXPECT_TRUE(setting_differences(a, a).empty());
+}
+
+TEST(RunSettings, SlotsSayWhatTheServerRunsTheRecordSaysHow) {
+  const std::vector<std::string> mtp_argv = {
+      "s", "-np", "3", "--spec-type", "draft-mtp", "--spec-draft-n-max", "4"};
+  const std::vector<std::string> plain_argv = {"s", "-np", "3"};
+  SpeculativeSetting spec = resolve_speculative(3, 3, &mtp_argv);
+  EXPECT_EQ(spec.on, true);
+  EXPECT_EQ(spec.type, "draft-mtp");
+  EXPECT_EQ(spec.n_max, 4u);
+  EXPECT_EQ(spec.source,
+            "/slots: 3 of 3 slots speculative; launch record: --spec-type draft-mtp "
+            "--spec-draft-n-max 4");
+  // The default depth is 3.
+  const std::vector<std::string> default_depth = {"s", "--spec-type", "draft-mtp"};
+  EXPECT_EQ(resolve_speculative(1, 1, &default_depth).n_max, 3u);
+  // /slots wins over the record when they disagree, and the source says both.
+  spec = resolve_speculative(3, 0, &mtp_argv);
+  EXPECT_EQ(spec.on, false);
+  EXPECT_EQ(spec.type, "none");
+  EXPECT_FALSE(spec.n_max);
+  EXPECT_NE(spec.source.find("(disagrees with /slots, which shows what the server runs)"),
+            std::string::npos)
+      << spec.source;
+  // Without a record only /slots speaks; without either nothing is known.
+  EXPECT_EQ(resolve_speculative(2, 2, nullptr).type, "on (type not reported)");
+  EXPECT_EQ(resolve_speculative(0, 0, &plain_argv).type, "none");
+  EXPECT_FALSE(resolve_speculative(0, 0, nullptr).on);
+  EXPECT_TRUE(settings_from_speculative(resolve_speculative(0, 0, nullptr)).empty());
+}
+
+TEST(RunSettings, SpecTypeCountsOnceAndTheDepthFollowsIt) {
+  const std::vector<std::string> mtp_argv = {
+      "s", "-np", "3", "--spec-type", "draft-mtp", "--spec-draft-n-max", "4"};
+  const std::vector<std::string> plain_argv = {"s", "-np", "3"};
+  RunSettings mtp = settings_from_argv(mtp_argv);
+  RunSettings plain = settings_from_argv(plain_argv);
+  for (auto& [key, value] : settings_from_speculative(resolve_speculative(3, 3, &mtp_argv))) {
+    mtp[key] = value;
+  }
+  for (auto& [key, value] : settings_from_speculative(resolve_speculative(3, 0, &plain_argv))) {
+    plain[key] = value;
+  }
+  auto diff = setting_differences(plain, mtp);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "spec-type");
+  EXPECT_EQ(diff[0].a, "none");
+  EXPECT_EQ(diff[0].b, "draft-mtp");
+  // Two MTP runs of different depth: the depth is the one difference.
+  RunSettings deeper = mtp;
+  deeper["argv:--spec-draft-n-max"] = "7";
+  deeper["spec-draft-n-max"] = "7";
+  diff = setting_differences(mtp, deeper);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "spec-draft-n-max");
+  // Without argv (servers started by hand) spec-type still counts.
+  const RunSettings a = {{"spec-type", "none"}, {"props:params.speculative.types", "none"}};
+  const RunSettings b = {{"spec-type", "on (type not reported)"},
+                         {"props:params.speculative.types", "none"}};
+  diff = setting_differences(a, b);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "spec-type");
 }
 
 }  // namespace

@@ -16,6 +16,9 @@ TEST(ServerResult, JsonRoundTripKeepsEveryRequestAndTheProvenance) {
   add_level(r, 2, {11, 12, 10, 11});
   r.roofline = compute_roofline({16'800'000'000, "launch record", 237e9, "--bandwidth"}, 21, 3.2);
   r.provenance.props = {{"total_slots", 1}, {"build_info", "b7000"}};
+  r.provenance.spec_type = "draft-mtp";
+  r.provenance.draft_n_max = 4;
+  r.provenance.spec_source = "/slots: 1 of 1 slot speculative";
   const json doc = result_to_json(r);
   EXPECT_EQ(doc["command"], "bench server");
   EXPECT_EQ(doc["schema_version"], 1);
@@ -30,6 +33,18 @@ TEST(ServerResult, JsonRoundTripKeepsEveryRequestAndTheProvenance) {
   EXPECT_EQ(back->provenance.settings, r.provenance.settings);
   EXPECT_EQ(back->provenance.launch_argv, r.provenance.launch_argv);
   EXPECT_EQ(back->provenance.speculative, std::optional<bool>(true));
+  EXPECT_EQ(back->provenance.spec_type, "draft-mtp");
+  EXPECT_EQ(back->provenance.draft_n_max, std::optional<std::uint32_t>(4));
+  EXPECT_EQ(back->provenance.spec_source, "/slots: 1 of 1 slot speculative");
+  // A result saved before these fields existed still loads, with them unknown.
+  json old = json::parse(doc.dump());
+  for (const char* key : {"spec_type", "spec_draft_n_max", "spec_source"}) {
+    old["server"].erase(key);
+  }
+  const auto older = result_from_json(old, "old.json");
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_EQ(older->provenance.spec_type, "");
+  EXPECT_FALSE(older->provenance.draft_n_max);
   EXPECT_EQ(back->provenance.props, r.provenance.props);
   ASSERT_EQ(back->levels.size(), 2u);
   EXPECT_EQ(back->levels[1].concurrency, 2);

@@ -15,7 +15,7 @@ using testing::sysroot_fixture;
 class FakeProbe final : public ServerProbe {
  public:
   HealthAnswer health_answer{HealthState::ready, 200, ""};
-  Expected<PropsAnswer> props_answer = PropsAnswer{589824, 3, "/models/m.gguf", "b6500", true};
+  Expected<PropsAnswer> props_answer = PropsAnswer{589824, 3, "/models/m.gguf", "b6500", "none"};
   Expected<std::vector<SlotAnswer>> slots_answer = std::vector<SlotAnswer>{
       {0, 589824, true, false}, {1, 589824, true, false}, {2, 589824, true, true}};
   Expected<SmokeTimings> smoke_answer = SmokeTimings{12, 310.5, 32, 23.7, 40.0, 27.0};
@@ -224,6 +224,11 @@ TEST(Verify, MatchingLaunchRecordIsUsedAndItsUrlProbed) {
   EXPECT_EQ(find(result, "server-props")->severity, Severity::ok)
       << find(result, "server-props")->evidence;
   EXPECT_EQ(find(result, "server-slots")->severity, Severity::ok);
+  const Finding* spec = find(result, "speculative-decoding");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->severity, Severity::ok) << spec->evidence;
+  EXPECT_NE(spec->evidence.find("smoke completion: draft_n 40, 27 accepted"), std::string::npos)
+      << spec->evidence;
   const Finding* smoke = find(result, "smoke-completion");
   ASSERT_NE(smoke, nullptr);
   EXPECT_NE(smoke->evidence.find("decode 23.7 t/s"), std::string::npos) << smoke->evidence;
@@ -245,12 +250,137 @@ TEST(Verify, ServerChecksFailOnNoAnswerAndOnSlotDrift) {
   EXPECT_EQ(check_server(probe, expected, "u")[0].severity, Severity::warn);
 
   probe.health_answer = {HealthState::ready, 200, ""};
-  probe.props_answer = PropsAnswer{589824, 4, "", "", false};
+  probe.props_answer = PropsAnswer{589824, 4, "", "", "none"};
   findings = check_server(probe, expected, "u");
   ASSERT_EQ(findings.size(), 3u);
   EXPECT_EQ(findings[1].severity, Severity::fail);
   EXPECT_NE(findings[1].evidence.find("4 slots"), std::string::npos);
-  EXPECT_NE(findings[1].evidence.find("speculative decoding off"), std::string::npos);
+  // /props' speculative.types is a request default in 3f545be: never judged here.
+  EXPECT_EQ(findings[1].evidence.find("speculative"), std::string::npos) << findings[1].evidence;
+}
+
+TEST(Verify, PropsNamingAnotherModelFails) {
+  FakeProbe probe;
+  Expectations expected;
+  expected.source = "flags";
+  expected.model_path = "/models/other.gguf";
+  const auto findings = check_server(probe, expected, "u");
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[1].severity, Severity::fail);
+  EXPECT_NE(findings[1].evidence.find("model /models/m.gguf, the flags say"), std::string::npos)
+      << findings[1].evidence;
+}
+
+TEST(Verify, ServerContextPerSlotIsComputedLikeTheServer) {
+  // -c 24576 -np 3: 8192 per stream; with -kvu every slot may use the whole pool.
+  EXPECT_EQ(server_ctx_per_slot(24576, 3, false, 32768), 8192u);
+  EXPECT_EQ(server_ctx_per_slot(24576, 3, true, 32768), 24576u);
+  // Rounded up to 256 cells, then per stream (the tiny-qwen35 rows of docs/memory-plan.md).
+  EXPECT_EQ(server_ctx_per_slot(1000, 3, false, 0), 512u);
+  EXPECT_EQ(server_ctx_per_slot(1000, 3, true, 0), 1024u);
+  // Capped at the training context; -c 0 is the training context per stream.
+  EXPECT_EQ(server_ctx_per_slot(589824, 3, true, 262144), 262144u);
+  EXPECT_EQ(server_ctx_per_slot(0, 2, false, 4096), 4096u);
+  EXPECT_EQ(server_ctx_per_slot(0, 4, true, 4096), 4096u);
+}
+
+// The 2026-08 build's answers for `slots` slots of which `drafting` have a draft context.
+ServerAnswers answers_of(std::size_t slots, std::size_t drafting) {
+  ServerAnswers answers;
+  answers.props = PropsAnswer{24576, static_cast<std::uint32_t>(slots), "/m.gguf", "b1", "none"};
+  answers.slots = std::vector<SlotAnswer>{};
+  for (std::size_t i = 0; i < slots; ++i) {
+    answers.slots->push_back({static_cast<int>(i), 24576, i < drafting, false});
+  }
+  return answers;
+}
+
+Expectations mtp_plan(const std::string& source) {
+  Expectations e;
+  e.source = source;
+  e.speculative = true;
+  e.spec_type = "draft-mtp";
+  e.draft_n_max = 4;
+  e.model_has_mtp = true;
+  e.spec_origin = "command line argv[9] --spec-type";
+  return e;
+}
+
+TEST(VerifySpeculative, SlotsDraftingPassWhatever3f545besPropsSays) {
+  const Expectations plan = mtp_plan("launch record");
+  const Finding f = check_speculative(plan, &plan, answers_of(3, 3));
+  EXPECT_EQ(f.fact, "K4");
+  EXPECT_EQ(f.severity, Severity::ok) << f.evidence;
+  EXPECT_NE(f.evidence.find("on: /slots: 3 of 3 slots speculative"), std::string::npos)
+      << f.evidence;
+  EXPECT_NE(f.evidence.find("flags: --spec-type draft-mtp, --spec-draft-n-max 4"),
+            std::string::npos)
+      << f.evidence;
+  EXPECT_NE(f.evidence.find("launch record: draft-mtp, n-max 4"), std::string::npos);
+  EXPECT_NE(f.evidence.find("speculative.types \"none\" (the per-request default"),
+            std::string::npos)
+      << f.evidence;
+}
+
+TEST(VerifySpeculative, SlotsWithoutDraftFailWhenPlanned) {
+  const Expectations plan = mtp_plan("launch record");
+  Expectations flags;  // started without --spec-type
+  flags.source = "flags";
+  const Finding f = check_speculative(plan, &flags, answers_of(3, 0));
+  EXPECT_EQ(f.severity, Severity::fail);
+  EXPECT_NE(f.evidence.find("off according to /slots, but the launch record asks for draft-mtp"),
+            std::string::npos)
+      << f.evidence;
+  EXPECT_NE(f.evidence.find("flags: --spec-type not set"), std::string::npos) << f.evidence;
+  EXPECT_NE(f.fix.find("--spec-type draft-mtp is missing"), std::string::npos) << f.fix;
+}
+
+TEST(VerifySpeculative, FlagsAskingButSlotsNotDraftingSaysWhichSaysWhat) {
+  const Expectations plan = mtp_plan("flags");
+  const Finding f = check_speculative(plan, &plan, answers_of(2, 0));
+  EXPECT_EQ(f.severity, Severity::fail);
+  EXPECT_NE(f.evidence.find("/slots: 0 of 2 slots speculative"), std::string::npos);
+  EXPECT_NE(f.evidence.find("flags: --spec-type draft-mtp"), std::string::npos);
+  EXPECT_NE(f.fix.find("speculative decoding not supported"), std::string::npos) << f.fix;
+}
+
+TEST(VerifySpeculative, ModelWithAHeadStartedWithoutTheFlagFails) {
+  Expectations flags;
+  flags.source = "flags";
+  flags.model_has_mtp = true;
+  const Finding f = check_speculative(flags, &flags, answers_of(1, 0));
+  EXPECT_EQ(f.severity, Severity::fail);
+  EXPECT_NE(f.evidence.find("the model's MTP head asks for draft-mtp"), std::string::npos)
+      << f.evidence;
+  EXPECT_NE(f.fix.find("--spec-type draft-mtp is missing"), std::string::npos) << f.fix;
+  // A model without a head and no flag: nothing to draft with, ok.
+  flags.model_has_mtp = false;
+  EXPECT_EQ(check_speculative(flags, &flags, answers_of(1, 0)).severity, Severity::ok);
+}
+
+TEST(VerifySpeculative, WithoutSlotsTheSmokeCompletionDecides) {
+  const Expectations plan = mtp_plan("launch record");
+  ServerAnswers answers = answers_of(3, 0);
+  for (SlotAnswer& slot : *answers.slots) {
+    slot.speculative.reset();  // a build whose /slots does not say
+  }
+  EXPECT_EQ(check_speculative(plan, nullptr, answers).severity, Severity::warn);
+  answers.smoke = SmokeTimings{12, 300, 16, 20, 14.0, 3.0};
+  const Finding drafted = check_speculative(plan, nullptr, answers);
+  EXPECT_EQ(drafted.severity, Severity::ok) << drafted.evidence;
+  EXPECT_NE(drafted.evidence.find("smoke completion: draft_n 14, 3 accepted"), std::string::npos)
+      << drafted.evidence;
+  answers.smoke = SmokeTimings{12, 300, 16, 20, std::nullopt, std::nullopt};
+  EXPECT_EQ(check_speculative(plan, nullptr, answers).severity, Severity::fail);
+}
+
+TEST(VerifySpeculative, DraftingThoughTheRecordSaysOffWarns) {
+  Expectations plan;
+  plan.source = "launch record";
+  plan.speculative = false;
+  plan.spec_type = "none";
+  EXPECT_EQ(check_speculative(plan, nullptr, answers_of(3, 3)).severity, Severity::warn);
+  EXPECT_EQ(check_speculative(plan, nullptr, answers_of(3, 0)).severity, Severity::ok);
 }
 
 TEST(Verify, SmokeFailureFails) {

@@ -14,14 +14,17 @@
 
 namespace gb10tune::bench {
 
-// What /props says about the server.
+// What /props and /slots say about the server.
 struct ServerInfo {
   std::string model_path;
   std::string build_info;
   std::uint32_t total_slots = 0;
   std::uint64_t n_ctx_per_slot = 0;
-  std::optional<bool> speculative;
-  nlohmann::json props;  // the whole answer, for the provenance and the settings
+  // From /slots: how many slots said whether they have a draft context, and how many do.
+  // slots_reported is 0 when /slots is off (--no-slots) or the build does not say.
+  std::size_t slots_reported = 0;
+  std::size_t slots_speculative = 0;
+  nlohmann::json props;  // the whole /props answer, for the provenance and the settings
 };
 
 // A connected server: its facts and one completion at a time (thread-safe).
@@ -36,7 +39,7 @@ struct ServerEndpoint {
 using ServerConnector = std::function<Expected<ServerEndpoint>(const std::string& url,
                                                                std::chrono::milliseconds timeout)>;
 
-// The HTTP ServerConnector: GET /health and /props, POST /v1/chat/completions. info() fails
+// The HTTP ServerConnector: GET /health, /props and /slots, POST /v1/chat/completions. info() fails
 // (ExitCode::failed) naming the URL when nothing answers, when the server is still loading (503) or
 // answers with an error.
 Expected<ServerEndpoint> connect_http(const std::string& url, std::chrono::milliseconds timeout);

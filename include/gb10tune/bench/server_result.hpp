@@ -28,10 +28,13 @@ struct Provenance {
   std::string build_info;  // from /props
   std::uint32_t total_slots = 0;
   std::uint64_t n_ctx_per_slot = 0;
-  std::optional<bool> speculative;
-  nlohmann::json props;                  // the /props answer (chat templates left out)
-  std::vector<std::string> launch_argv;  // the launch record's argv; empty when unknown
-  RunSettings settings;                  // settings_from_props + settings_from_argv
+  std::optional<bool> speculative;           // what the server runs (resolve_speculative)
+  std::string spec_type;                     // "draft-mtp", "none", …; "" when no source says
+  std::optional<std::uint32_t> draft_n_max;  // only when drafting
+  std::string spec_source;                   // which source said what
+  nlohmann::json props;                      // the /props answer (chat templates left out)
+  std::vector<std::string> launch_argv;      // the launch record's argv; empty when unknown
+  RunSettings settings;                      // settings_from_props + settings_from_argv
 };
 
 struct ServerBenchResult {

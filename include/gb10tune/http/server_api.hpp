@@ -31,9 +31,12 @@ struct ServerProps {
   std::string model_path;
   std::string build_info;  // "b1234-abcdef0"; empty when not sent
   std::optional<std::string> model_alias;
-  std::optional<std::string> speculative_types;   // params["speculative.types"], e.g. "draft-mtp"
-  std::optional<std::int64_t> speculative_n_max;  // params["speculative.n_max"] (older builds)
-  std::optional<bool> speculative;  // from speculative.types or n_max; unset when unknown
+  // default_generation_settings.params: the defaults of a request, not the server's settings.
+  // The 2026-08 build (3f545be) shows "speculative.types" "none" whatever --spec-type says;
+  // the 2025-02 build (c392e50) shows "speculative.n_max" (16) with or without a draft model.
+  // What the server runs is in /slots (`speculative`).
+  std::optional<std::string> speculative_types;
+  std::optional<std::int64_t> speculative_n_max;
   std::optional<bool> is_sleeping;
   std::optional<bool> endpoint_metrics;
 };
@@ -46,7 +49,7 @@ Expected<ServerProps> parse_props(std::string_view json);
 struct SlotInfo {
   int id = 0;
   std::uint64_t n_ctx = 0;
-  std::optional<bool> speculative;  // absent in older builds
+  std::optional<bool> speculative;  // the slot has a draft context (what the server runs)
   bool is_processing = false;
 };
 

@@ -135,8 +135,9 @@ struct ServerCandidate {
   ProcessStat stat;
   std::optional<ProcessExe> exe;  // nullopt when the link could not be read
   std::optional<ProcError> exe_error;
-  std::vector<std::string> argv;  // empty when unreadable or for a zombie
-  std::string matched_by;         // "exe", "argv[0]", "comm", or "pid" (asked for by number)
+  std::vector<std::string> argv;   // empty when unreadable or for a zombie
+  std::optional<std::string> cwd;  // the /proc/<pid>/cwd link's text; nullopt when unreadable
+  std::string matched_by;          // "exe", "argv[0]", "comm", or "pid" (asked for by number)
   CandidateKind kind = CandidateKind::server;
 };
 

@@ -38,10 +38,29 @@ ProcessSnapshot take_snapshot(const platform::Sysroot& root, sys::ServerCandidat
 struct Expectations {
   std::optional<std::uint32_t> slots;
   std::optional<std::uint64_t> ctx_per_slot;  // as the server reports it per slot
-  std::optional<bool> speculative;            // MTP drafting expected on
+  std::optional<bool> speculative;            // speculative decoding expected on
+  std::optional<std::string> spec_type;       // "draft-mtp", "none", …; nullopt when not set
+  std::optional<std::uint32_t> draft_n_max;   // --spec-draft-n-max (3 when unset with a type)
+  std::string spec_origin;                    // where spec_type was set ("command line argv[9]")
+  std::optional<bool> model_has_mtp;          // from the model's header
+  std::optional<std::string> model_path;      // as given to the server (-m); /props echoes it
   std::optional<std::uint64_t> weights_bytes;
   std::optional<std::uint64_t> kv_bytes;  // KV + recurrent state
   std::string source;                     // "launch record" or "flags"
+};
+
+// The per-slot context llama-server (3f545be) reports in /props and /slots for a context of
+// `n_ctx` cells and `slots` slots: n_ctx rounded up to 256, per stream (n_ctx / slots, rounded
+// up to 256) unless the pool is unified, capped at the model's training context `n_ctx_train`
+// (0: unknown, no cap). `n_ctx` 0 means the training context per stream.
+std::uint64_t server_ctx_per_slot(std::uint64_t n_ctx, std::uint32_t slots, bool kv_unified,
+                                  std::uint64_t n_ctx_train);
+
+// What verify read from the server's HTTP endpoints, kept for the checks that combine sources.
+struct ServerAnswers {
+  std::optional<PropsAnswer> props;
+  std::optional<std::vector<SlotAnswer>> slots;
+  std::optional<SmokeTimings> smoke;
 };
 
 // Check 1 (K2): GGML_CUDA_ENABLE_UNIFIED_MEMORY with any value fails; other GGML_CUDA_*
@@ -98,12 +117,22 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
                         int pid, const Expectations& expected);
 
 // Check 4: /health, then /props and /slots against `expected`. `url` names the server in the
-// evidence.
+// evidence. What /props and /slots answered is stored in `answers` when it is given.
 std::vector<Finding> check_server(ServerProbe& probe, const Expectations& expected,
-                                  std::string_view url);
+                                  std::string_view url, ServerAnswers* answers = nullptr);
 
-// Check 6 (--smoke): one short chat completion and its timings.
-std::vector<Finding> check_smoke(ServerProbe& probe);
+// Check 6 (--smoke): one short chat completion and its timings (stored in `answers` when given).
+std::vector<Finding> check_smoke(ServerProbe& probe, ServerAnswers* answers = nullptr);
+
+// K4: does the server draft as planned? Combines every place that knows: `planned` (the launch
+// record, or the flags when there is none), `flags` (the process's own settings: argv,
+// config.ini, LLAMA_ARG_*; null when unread), /slots' `speculative` (what the server runs),
+// the smoke completion's draft_n, and /props only as the per-request default it is in the
+// 2026-08 build. Fails when speculative decoding is planned (or the model has an MTP head)
+// and the server does not draft, naming the flag to pass; the evidence says which source
+// says what when they disagree. Warns when nothing tells what the server runs.
+Finding check_speculative(const Expectations& planned, const Expectations* flags,
+                          const ServerAnswers& answers);
 
 // Check 5: the last `system_info:` line of `log_text` (this run's, the log is appended to)
 // against the CPU's real features (K11, the GGML_NATIVE trap), and how often a prompt state

@@ -26,7 +26,10 @@ struct PropsAnswer {
   std::uint32_t total_slots = 0;
   std::string model_path;
   std::string build_info;
-  std::optional<bool> speculative;  // nullopt when this build does not say
+  // params["speculative.types"] of default_generation_settings. The 2026-08 build (3f545be)
+  // shows the per-request default there ("none" whatever the server runs), so this is shown
+  // as evidence and never taken as the server's setting; nullopt when the build does not send it.
+  std::optional<std::string> request_spec_types;
 };
 
 // One entry of GET /slots.

@@ -1,5 +1,7 @@
 #include "gb10tune/bench/run_settings.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <set>
 
@@ -69,6 +71,9 @@ RunSettings settings_from_props(const nlohmann::json& props) {
     if (const auto params = defaults->find("params");
         params != defaults->end() && params->is_object()) {
       flatten(*params, "props:params", out);
+      // 3f545be shows the request default ("none") here whatever the server runs; what it
+      // runs is "spec-type" (settings_from_speculative).
+      out.erase("props:params.speculative.types");
     }
   }
   return out;
@@ -97,11 +102,87 @@ RunSettings settings_from_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+SpeculativeSetting resolve_speculative(std::size_t slots_reported, std::size_t slots_speculative,
+                                       const std::vector<std::string>* launch_argv,
+                                       std::string_view argv_source) {
+  SpeculativeSetting out;
+  std::vector<std::string> sources;
+  std::optional<bool> planned;
+  std::string planned_type;
+  std::optional<std::uint32_t> planned_n_max;
+  if (launch_argv != nullptr) {
+    const RunSettings argv = settings_from_argv(*launch_argv);
+    const auto type = argv.find("argv:--spec-type");
+    planned_type = type == argv.end() ? "none" : type->second;
+    planned = planned_type != "none" && !planned_type.empty();
+    if (*planned) {
+      planned_n_max = 3;  // llama.cpp's default
+      const auto n_max = argv.find("argv:--spec-draft-n-max");
+      if (n_max != argv.end()) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(n_max->second.c_str(), &end, 10);
+        if (end != n_max->second.c_str() && *end == '\0' && n <= 1024) {
+          planned_n_max = static_cast<std::uint32_t>(n);
+        }
+      }
+    }
+  }
+  if (slots_reported > 0) {
+    out.on = slots_speculative > 0;
+    sources.push_back(fmt::format("/slots: {} of {} slot{} speculative", slots_speculative,
+                                  slots_reported, slots_reported == 1 ? "" : "s"));
+  }
+  if (planned) {
+    sources.push_back(*planned ? fmt::format("{}: --spec-type {} --spec-draft-n-max {}",
+                                             argv_source, planned_type, *planned_n_max)
+                               : fmt::format("{}: no --spec-type", argv_source));
+    if (out.on && *out.on != *planned) {
+      sources.back() += " (disagrees with /slots, which shows what the server runs)";
+    }
+  }
+  if (!out.on) {
+    out.on = planned;
+  }
+  if (out.on) {
+    if (!*out.on) {
+      out.type = "none";
+    } else if (planned.value_or(false)) {
+      out.type = planned_type;
+      out.n_max = planned_n_max;
+    } else {
+      out.type = "on (type not reported)";
+    }
+  }
+  out.source = fmt::format("{}", fmt::join(sources, "; "));
+  return out;
+}
+
+RunSettings settings_from_speculative(const SpeculativeSetting& spec) {
+  RunSettings out;
+  if (!spec.type.empty()) {
+    out["spec-type"] = spec.type;
+  }
+  if (spec.n_max) {
+    out["spec-draft-n-max"] = std::to_string(*spec.n_max);
+  }
+  return out;
+}
+
 std::vector<SettingDifference> setting_differences(const RunSettings& a, const RunSettings& b) {
   const bool use_argv = has_prefix(a, "argv:") && has_prefix(b, "argv:");
   const std::string_view group = use_argv ? "argv:" : "props:";
   const auto counts = [&](const std::string& key) {
-    return key == "model" || key == "build" || starts_with(key, group);
+    if (starts_with(key, "argv:--spec-") && a.count("spec-type") != 0 &&
+        b.count("spec-type") != 0) {
+      return false;  // counted once, as spec-type and spec-draft-n-max
+    }
+    return key.find(':') == std::string::npos || starts_with(key, group);
+  };
+  // A draft depth only one side has follows from the spec-type difference.
+  const auto follows = [&](const std::string& key) {
+    return key == "spec-draft-n-max" && (a.count(key) == 0 || b.count(key) == 0) &&
+           a.count("spec-type") != 0 && b.count("spec-type") != 0 &&
+           a.at("spec-type") != b.at("spec-type");
   };
   std::set<std::string> keys;
   for (const auto* settings : {&a, &b}) {
@@ -113,6 +194,9 @@ std::vector<SettingDifference> setting_differences(const RunSettings& a, const R
   }
   std::vector<SettingDifference> out;
   for (const std::string& key : keys) {
+    if (follows(key)) {
+      continue;
+    }
     const auto ia = a.find(key);
     const auto ib = b.find(key);
     const std::string va = ia == a.end() ? std::string() : ia->second;

@@ -176,6 +176,9 @@ nlohmann::json result_to_json(const ServerBenchResult& r) {
                    {"total_slots", p.total_slots},
                    {"n_ctx_per_slot", p.n_ctx_per_slot},
                    {"speculative", p.speculative ? nlohmann::json(*p.speculative) : nullptr},
+                   {"spec_type", p.spec_type},
+                   {"spec_draft_n_max", p.draft_n_max ? nlohmann::json(*p.draft_n_max) : nullptr},
+                   {"spec_source", p.spec_source},
                    {"launch_argv", p.launch_argv},
                    {"props", p.props}};
   doc["settings"] = p.settings;
@@ -265,6 +268,18 @@ Expected<ServerBenchResult> result_from_json(const nlohmann::json& doc, const st
   }
   if (const auto spec = server.find("speculative"); spec != server.end() && spec->is_boolean()) {
     p.speculative = spec->get<bool>();
+  }
+  // Results saved before these fields existed lack them: unknown, not an error.
+  if (const auto type = server.find("spec_type"); type != server.end() && type->is_string()) {
+    p.spec_type = type->get<std::string>();
+  }
+  if (const auto n_max = server.find("spec_draft_n_max");
+      n_max != server.end() && n_max->is_number_unsigned() && n_max->get<std::uint64_t>() <= 1024) {
+    p.draft_n_max = n_max->get<std::uint32_t>();
+  }
+  if (const auto spec_source = server.find("spec_source");
+      spec_source != server.end() && spec_source->is_string()) {
+    p.spec_source = spec_source->get<std::string>();
   }
   if (!levels.is_array() || levels.empty()) {
     return fail("field 'levels' is not a non-empty array");

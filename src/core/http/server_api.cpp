@@ -114,15 +114,12 @@ Expected<ServerProps> parse_props(std::string_view text) {
   out.is_sleeping = optional_field<bool>(props, "is_sleeping");
   out.endpoint_metrics = optional_field<bool>(props, "endpoint_metrics");
 
-  // Speculative settings live in the default request parameters: "speculative.types" in
-  // current builds, "speculative.n_max" (+ n_min, p_min) in older ones.
+  // The default request parameters: "speculative.types" in current builds,
+  // "speculative.n_max" (+ n_min, p_min) in older ones. Neither says what the server runs.
   const auto params = settings->find("params");
   if (params != settings->end() && params->is_object()) {
     out.speculative_types = optional_field<std::string>(*params, "speculative.types");
     out.speculative_n_max = optional_field<std::int64_t>(*params, "speculative.n_max");
-  }
-  if (out.speculative_types) {
-    out.speculative = !out.speculative_types->empty() && *out.speculative_types != "none";
   }
   return out;
 }

@@ -50,9 +50,17 @@ std::string metric_row(const bench::MetricSummary& summary, std::string_view lab
 }
 
 std::string slots_line(const bench::Provenance& p) {
-  std::string spec = p.speculative
-                         ? (*p.speculative ? "speculative decoding on" : "speculative decoding off")
-                         : "speculative decoding not reported";
+  std::string spec = "speculative decoding not reported";
+  if (p.speculative && !*p.speculative) {
+    spec = "speculative decoding off";
+  } else if (p.speculative) {
+    spec = fmt::format("speculative decoding {}{}",
+                       p.spec_type.empty() ? std::string("on") : p.spec_type,
+                       p.draft_n_max ? fmt::format(", n-max {}", *p.draft_n_max) : "");
+  }
+  if (!p.spec_source.empty()) {
+    spec += fmt::format(" ({})", p.spec_source);
+  }
   return fmt::format("{} slot{} × {} tokens of context, {}", p.total_slots,
                      p.total_slots == 1 ? "" : "s", p.n_ctx_per_slot, spec);
 }

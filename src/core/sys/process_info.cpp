@@ -347,6 +347,10 @@ ProcResult<ServerCandidate> inspect_process(const platform::Sysroot& root, int p
   if (auto argv = read_process_cmdline(root, pid)) {
     candidate.argv = std::move(argv).value();
   }
+  if (const platform::RawRead cwd = platform::read_link_raw(root, proc_path(pid, "cwd"));
+      cwd.ok()) {
+    candidate.cwd = cwd.content;
+  }
   candidate.kind = classify(candidate);
   return candidate;
 }

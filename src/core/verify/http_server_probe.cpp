@@ -54,7 +54,7 @@ class HttpServerProbe final : public ServerProbe {
       return props.error();
     }
     return PropsAnswer{props->n_ctx_per_slot, props->total_slots, props->model_path,
-                       props->build_info, props->speculative};
+                       props->build_info, props->speculative_types};
   }
 
   Expected<std::vector<SlotAnswer>> slots() override {

@@ -6,8 +6,8 @@ namespace gb10tune::verify {
 
 namespace {
 
-std::string yes_no(bool value) {
-  return value ? "on" : "off";
+std::string plural(std::size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
 Finding props_finding(const PropsAnswer& props, const Expectations& expected) {
@@ -21,6 +21,12 @@ Finding props_finding(const PropsAnswer& props, const Expectations& expected) {
     mismatches.push_back(fmt::format("{} slots, the {} says {}", props.total_slots, expected.source,
                                      *expected.slots));
   }
+  if (expected.model_path && !expected.model_path->empty() && !props.model_path.empty() &&
+      props.model_path != *expected.model_path) {
+    finding.severity = Severity::fail;
+    mismatches.push_back(fmt::format("model {}, the {} says {}", props.model_path, expected.source,
+                                     *expected.model_path));
+  }
   if (expected.ctx_per_slot && props.n_ctx_per_slot != *expected.ctx_per_slot) {
     if (finding.severity == Severity::ok) {
       finding.severity = Severity::warn;
@@ -28,17 +34,10 @@ Finding props_finding(const PropsAnswer& props, const Expectations& expected) {
     mismatches.push_back(fmt::format("context {} per slot, the {} says {}", props.n_ctx_per_slot,
                                      expected.source, *expected.ctx_per_slot));
   }
-  if (expected.speculative && *expected.speculative && props.speculative && !*props.speculative) {
-    finding.severity = Severity::fail;
-    finding.fact = "K4";
-    mismatches.push_back(
-        fmt::format("speculative decoding off, the {} asks for draft-mtp", expected.source));
-  }
   if (mismatches.empty()) {
     finding.evidence =
         fmt::format("{} slots, context {} per slot{}", props.total_slots, props.n_ctx_per_slot,
-                    props.speculative ? fmt::format(", speculative {}", yes_no(*props.speculative))
-                                      : std::string());
+                    props.model_path.empty() ? "" : ", model " + props.model_path);
   } else {
     finding.evidence = fmt::format("{}", fmt::join(mismatches, "; "));
     finding.fix =
@@ -48,8 +47,7 @@ Finding props_finding(const PropsAnswer& props, const Expectations& expected) {
   return finding;
 }
 
-Finding slots_finding(const std::vector<SlotAnswer>& slots, const PropsAnswer* props,
-                      const Expectations& expected) {
+Finding slots_finding(const std::vector<SlotAnswer>& slots, const PropsAnswer* props) {
   Finding finding;
   finding.id = "server-slots";
   finding.fact = "K10";
@@ -60,32 +58,53 @@ Finding slots_finding(const std::vector<SlotAnswer>& slots, const PropsAnswer* p
     speculative += slot.speculative.value_or(false) ? 1 : 0;
     busy += slot.is_processing ? 1 : 0;
   }
-  finding.evidence = fmt::format("{} slot{}, {} busy, {} speculative", slots.size(),
-                                 slots.size() == 1 ? "" : "s", busy, speculative);
+  finding.evidence =
+      fmt::format("{}, {} busy, {} speculative", plural(slots.size(), "slot"), busy, speculative);
   if (props != nullptr && slots.size() != props->total_slots) {
     finding.severity = Severity::warn;
     finding.evidence += fmt::format("; /props says {} slots", props->total_slots);
     finding.fix = "run gb10tune verify again; a mismatch that stays is a server bug";
   }
-  if (expected.speculative && *expected.speculative && !slots.empty() && speculative == 0) {
-    bool any_known = false;
-    for (const SlotAnswer& slot : slots) {
-      any_known = any_known || slot.speculative.has_value();
-    }
-    if (any_known) {
-      finding.severity = Severity::fail;
-      finding.fact = "K4";
-      finding.evidence += fmt::format("; the {} asks for draft-mtp", expected.source);
-      finding.fix = "start the server with --spec-type draft-mtp --spec-draft-n-max 4";
-    }
-  }
   return finding;
+}
+
+// "draft-mtp, n-max 4" / "none" / "not set".
+std::string spec_text(const Expectations& e) {
+  if (!e.spec_type) {
+    return "--spec-type not set";
+  }
+  std::string text = "--spec-type " + *e.spec_type;
+  if (e.speculative.value_or(false) && e.draft_n_max) {
+    text += fmt::format(", --spec-draft-n-max {}", *e.draft_n_max);
+  }
+  if (!e.spec_origin.empty()) {
+    text += fmt::format(" ({})", e.spec_origin);
+  }
+  return text;
 }
 
 }  // namespace
 
+std::uint64_t server_ctx_per_slot(std::uint64_t n_ctx, std::uint32_t slots, bool kv_unified,
+                                  std::uint64_t n_ctx_train) {
+  constexpr std::uint64_t kPad = 256;
+  const auto pad = [](std::uint64_t value) { return (value + kPad - 1) / kPad * kPad; };
+  const std::uint64_t streams = kv_unified || slots == 0 ? 1 : slots;
+  if (n_ctx == 0) {
+    n_ctx = n_ctx_train * streams;  // the fit step asks for the training context per stream
+  }
+  std::uint64_t per_slot = pad(n_ctx);
+  if (!kv_unified && slots > 0) {
+    per_slot = pad(per_slot / slots);
+  }
+  if (n_ctx_train > 0 && per_slot > n_ctx_train) {
+    per_slot = n_ctx_train;  // "the slot context exceeds the training context … capping"
+  }
+  return per_slot;
+}
+
 std::vector<Finding> check_server(ServerProbe& probe, const Expectations& expected,
-                                  std::string_view url) {
+                                  std::string_view url, ServerAnswers* answers) {
   std::vector<Finding> findings;
   Finding health;
   health.id = "server-health";
@@ -123,6 +142,9 @@ std::vector<Finding> check_server(ServerProbe& probe, const Expectations& expect
 
   const auto props = probe.props();
   if (props) {
+    if (answers != nullptr) {
+      answers->props = *props;
+    }
     findings.push_back(props_finding(*props, expected));
   } else {
     Finding failed;
@@ -137,7 +159,10 @@ std::vector<Finding> check_server(ServerProbe& probe, const Expectations& expect
 
   const auto slots = probe.slots();
   if (slots) {
-    findings.push_back(slots_finding(*slots, props ? &*props : nullptr, expected));
+    if (answers != nullptr) {
+      answers->slots = *slots;
+    }
+    findings.push_back(slots_finding(*slots, props ? &*props : nullptr));
   } else {
     Finding off;
     off.id = "server-slots";
@@ -149,7 +174,7 @@ std::vector<Finding> check_server(ServerProbe& probe, const Expectations& expect
   return findings;
 }
 
-std::vector<Finding> check_smoke(ServerProbe& probe) {
+std::vector<Finding> check_smoke(ServerProbe& probe, ServerAnswers* answers) {
   Finding finding;
   finding.id = "smoke-completion";
   finding.fact = "K14";
@@ -160,6 +185,9 @@ std::vector<Finding> check_smoke(ServerProbe& probe) {
     finding.evidence = timings.error().message;
     finding.fix = "read the server's log; the server accepts connections but cannot complete";
     return {finding};
+  }
+  if (answers != nullptr) {
+    answers->smoke = *timings;
   }
   finding.evidence =
       fmt::format("decode {:.1f} t/s ({:.0f} tokens), prefill {:.1f} t/s ({:.0f} tokens)",
@@ -172,6 +200,130 @@ std::vector<Finding> check_smoke(ServerProbe& probe) {
                     *timings->draft_n_accepted, *timings->draft_n);
   }
   return {finding};
+}
+
+Finding check_speculative(const Expectations& planned, const Expectations* flags,
+                          const ServerAnswers& answers) {
+  Finding finding;
+  finding.id = "speculative-decoding";
+  finding.fact = "K4";
+  finding.summary = "the server drafts as planned";
+
+  // What the server runs: /slots first (each slot says whether it has a draft context), then
+  // the smoke completion's draft_n, then the process's own flags.
+  std::optional<bool> running;
+  std::string running_source;
+  std::vector<std::string> said;
+  if (answers.slots) {
+    std::size_t known = 0;
+    std::size_t on = 0;
+    for (const SlotAnswer& slot : *answers.slots) {
+      known += slot.speculative ? 1 : 0;
+      on += slot.speculative.value_or(false) ? 1 : 0;
+    }
+    if (known > 0) {
+      running = on > 0;
+      running_source = "/slots";
+      said.push_back(
+          fmt::format("/slots: {} of {} speculative", on, plural(answers.slots->size(), "slot")));
+    } else {
+      said.push_back("/slots: this build does not say (no `speculative` field)");
+    }
+  }
+  std::optional<bool> drafted;
+  if (answers.smoke) {
+    const auto& smoke = *answers.smoke;
+    drafted = smoke.draft_n && *smoke.draft_n > 0;
+    said.push_back(*drafted ? fmt::format("smoke completion: draft_n {:.0f}, {:.0f} accepted",
+                                          *smoke.draft_n, smoke.draft_n_accepted.value_or(0))
+                            : std::string("smoke completion: no draft_n in its timings"));
+    if (!running) {
+      running = drafted;
+      running_source = "the smoke completion";
+    }
+  }
+  if (flags != nullptr) {
+    said.push_back("flags: " + spec_text(*flags));
+    if (!running && flags->spec_type) {
+      running = flags->speculative;
+      running_source = "the flags";
+    }
+  }
+  if (planned.source == "launch record") {
+    said.push_back(
+        fmt::format("launch record: {}",
+                    planned.speculative.value_or(false)
+                        ? fmt::format("draft-mtp, n-max {}", planned.draft_n_max.value_or(3))
+                        : std::string("no speculative decoding")));
+  }
+  if (planned.model_has_mtp) {
+    said.push_back(*planned.model_has_mtp ? "model: an MTP head (nextn_predict_layers > 0)"
+                                          : "model: no MTP head");
+  }
+  if (answers.props && answers.props->request_spec_types) {
+    said.push_back(fmt::format(
+        "/props: speculative.types \"{}\" (the per-request default in this build, not what the "
+        "server runs)",
+        *answers.props->request_spec_types));
+  }
+
+  // What was planned: the launch record's or the flags' setting; without one, the model's
+  // MTP head says it should be on (K4).
+  const bool explicit_plan = planned.speculative.has_value();
+  const bool wanted = planned.speculative.value_or(planned.model_has_mtp.value_or(false));
+  const std::string wanted_by =
+      explicit_plan ? fmt::format("the {}", planned.source) : std::string("the model's MTP head");
+  const bool plural_source = explicit_plan && planned.source == "flags";
+  const std::string evidence = fmt::format("{}", fmt::join(said, "; "));
+  const std::string pass_flag =
+      "start the server with --spec-type draft-mtp --spec-draft-n-max 4 (K4: +15.6% decode in "
+      "the report)";
+
+  if (!running) {
+    finding.severity = wanted ? Severity::warn : Severity::ok;
+    finding.evidence = fmt::format(
+        "{}; {}", wanted ? "unknown whether the server drafts" : "no speculative decoding planned",
+        said.empty() ? std::string("no source says") : evidence);
+    if (wanted) {
+      finding.fix =
+          "run gb10tune verify --smoke (the completion's draft_n tells), or start the "
+          "server without --no-slots";
+    }
+    return finding;
+  }
+  if (wanted && !*running) {
+    finding.severity = Severity::fail;
+    finding.evidence =
+        fmt::format("off according to {}, but {} {} for draft-mtp: {}", running_source, wanted_by,
+                    plural_source ? "ask" : "asks", evidence);
+    if (flags == nullptr) {
+      finding.fix = pass_flag;
+    } else if (!flags->speculative.value_or(false)) {
+      finding.fix = "--spec-type draft-mtp is missing: " + pass_flag;
+    } else {
+      finding.fix =
+          "the flags ask for it but the server runs without a draft context: read its log "
+          "(\"speculative decoding not supported\"), then " +
+          pass_flag;
+    }
+    return finding;
+  }
+  if (!wanted && *running && explicit_plan) {
+    finding.severity = Severity::warn;
+    finding.evidence = fmt::format("on according to {}, but {} {} off: {}", running_source,
+                                   wanted_by, plural_source ? "say" : "says", evidence);
+    finding.fix = "restart the server with the settings you planned (one change at a time, K7)";
+    return finding;
+  }
+  if (wanted && *running && drafted && !*drafted) {
+    finding.severity = Severity::warn;
+    finding.evidence =
+        fmt::format("the slots can draft, but the smoke completion drafted nothing: {}", evidence);
+    finding.fix = "run gb10tune bench server to see the draft acceptance on real work (K5)";
+    return finding;
+  }
+  finding.evidence = fmt::format("{}: {}", *running ? "on" : "off", evidence);
+  return finding;
 }
 
 }  // namespace gb10tune::verify

@@ -97,11 +97,28 @@ Expectations from_record(const launch::LaunchRecord& record) {
   expected.source = "launch record";
   expected.slots = record.slots;
   if (record.ctx_per_slot > 0) {
-    // With one unified pool every slot may grow to the whole context.
-    expected.ctx_per_slot =
-        record.kv_unified ? record.ctx_per_slot * record.slots : record.ctx_per_slot;
+    // The model's training context caps what the server reports per slot.
+    std::uint64_t n_ctx_train = 0;
+    if (const auto* model = record.plan.is_object() && record.plan.contains("model")
+                                ? &record.plan["model"]
+                                : nullptr;
+        model != nullptr && model->is_object() && model->contains("context_length") &&
+        (*model)["context_length"].is_number_unsigned()) {
+      n_ctx_train = (*model)["context_length"].get<std::uint64_t>();
+    }
+    expected.ctx_per_slot = server_ctx_per_slot(record.ctx_per_slot * record.slots, record.slots,
+                                                record.kv_unified, n_ctx_train);
   }
   expected.speculative = record.mtp;
+  expected.spec_type = record.mtp ? "draft-mtp" : "none";
+  if (record.mtp) {
+    expected.draft_n_max = record.draft_n_max > 0 ? record.draft_n_max : 3;
+  }
+  expected.model_has_mtp = record.model_has_mtp;
+  // /props echoes the -m argument as given.
+  if (const auto model = argv_value(record.argv, {"-m", "--model"})) {
+    expected.model_path = *model;
+  }
   if (record.expected_weights_bytes > 0) {
     expected.weights_bytes = record.expected_weights_bytes;
     expected.kv_bytes = record.expected_kv_bytes;
@@ -406,9 +423,20 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     }
     if (services.connect) {
       std::unique_ptr<ServerProbe> probe = services.connect(report.url);
-      report.groups.push_back({"server", check_server(*probe, expected, report.url)});
+      ServerAnswers answers;
+      std::vector<Finding> server = check_server(*probe, expected, report.url, &answers);
+      const bool answered = server.size() > 1;  // /health said ready
+      std::vector<Finding> smoke;
       if (options.smoke) {
-        report.groups.push_back({"smoke", check_smoke(*probe)});
+        smoke = check_smoke(*probe, &answers);
+      }
+      if (answered) {
+        server.push_back(
+            check_speculative(expected, services.check_flags ? &flags.expected : nullptr, answers));
+      }
+      report.groups.push_back({"server", std::move(server)});
+      if (options.smoke) {
+        report.groups.push_back({"smoke", std::move(smoke)});
       }
     }
 

@@ -149,16 +149,18 @@ int total_slots(const ServerArgs& args) {
 }
 
 std::uint64_t slot_context(const ServerArgs& args) {
-  const std::uint64_t total = args.ctx_size == 0 ? kTrainContext : args.ctx_size;
+  const auto pad = [](std::uint64_t value) { return (value + 255) / 256 * 256; };
   const bool unified = args.kv_unified.value_or(args.n_parallel == -1);
-  if (unified) {
-    return std::min(total, kTrainContext);
+  const auto streams = static_cast<std::uint64_t>(unified ? 1 : total_slots(args));
+  std::uint64_t per_slot = pad(args.ctx_size == 0 ? args.n_ctx_train * streams : args.ctx_size);
+  if (!unified) {
+    per_slot = pad(per_slot / streams);
   }
-  return total / static_cast<std::uint64_t>(total_slots(args));
+  return std::min(per_slot, args.n_ctx_train);
 }
 
 bool speculative(const ServerArgs& args) {
-  return !args.spec_type.empty() && args.spec_type != "none";
+  return !args.spec_type.empty() && args.spec_type != "none" && !args.spec_init_failed;
 }
 
 }  // namespace standin

@@ -4,7 +4,6 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <filesystem>
 #include <thread>
 
 #include "stand_in.hpp"
@@ -24,11 +23,12 @@ void send_error(httplib::Response& res, int status, const std::string& message,
                   kJsonType);
 }
 
+// The first --alias, else the -m argument as given (like 3f545be's model_alias).
 std::string model_name(const ServerArgs& args) {
   if (!args.alias.empty()) {
     return args.alias.substr(0, args.alias.find(','));
   }
-  return std::filesystem::path(args.model_path).filename().string();
+  return args.model_path;
 }
 
 // Marks one slot busy for the lifetime of a request.
@@ -62,8 +62,11 @@ json default_timings(bool speculative) {
   return timings;
 }
 
+// Like 3f545be, /props shows the defaults of a request (task_params with the server's
+// sampling settings): "speculative.types" is "none" whatever the server runs; the server's
+// speculative decoding shows only in /slots.
 json props(const ServerArgs& args, const Shared& shared) {
-  const std::string spec_types = speculative(args) ? args.spec_type : "none";
+  const std::string spec_types = "none";
   json params = {
       {"seed", 4294967295U},
       {"temperature", 0.8},
@@ -95,14 +98,29 @@ json props(const ServerArgs& args, const Shared& shared) {
   };
 }
 
+// Like 3f545be: `speculative` says whether the slot has a draft context (what the server
+// runs); a slot that served a request also lists that request's parameters, whose
+// "speculative.types" names the server's type after "none".
 json slots(const ServerArgs& args, const Shared& shared) {
   json out = json::array();
   const int busy = shared.busy.load();
+  const std::uint64_t served = shared.requests.load();
   for (int id = 0; id < total_slots(args); ++id) {
-    out.push_back({{"id", id},
-                   {"n_ctx", slot_context(args)},
-                   {"speculative", speculative(args)},
-                   {"is_processing", id < busy}});
+    json slot = {{"id", id},
+                 {"n_ctx", slot_context(args)},
+                 {"speculative", speculative(args)},
+                 {"is_processing", id < busy}};
+    if (id == 0 && served > 0) {
+      slot["id_task"] = served;
+      slot["params"] = {{"n_predict", -1},
+                        {"speculative.types",
+                         speculative(args) ? "none," + args.spec_type : std::string("none")}};
+      slot["next_token"] = json::array({{{"has_next_token", false},
+                                         {"has_new_line", false},
+                                         {"n_remain", -1},
+                                         {"n_decoded", 0}}});
+    }
+    out.push_back(std::move(slot));
   }
   return out;
 }

@@ -15,6 +15,9 @@
 //   STANDIN_EXTRA_LOG=<file>     appended to the log once the model is "loaded"
 //   STANDIN_TIMINGS=<file>       a JSON array of `timings` objects, used in turn
 //   STANDIN_RESPONSE_DELAY_MS=<ms>  delays every completion
+//   STANDIN_SPEC_FAILS=1         the draft context fails to initialise: the server runs
+//                                 without speculative decoding whatever --spec-type says
+// A readable GGUF given with -m sets the training context the slots are capped at.
 #include <httplib.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -31,6 +34,8 @@
 #include <fstream>
 #include <thread>
 
+#include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "stand_in.hpp"
 
@@ -189,7 +194,7 @@ void print_crash(const std::string& crash, const std::string& model) {
     log_line('E', srv("load_model", "failed to load model, '" + model + "'"));
   }
   log_line('I', srv("operator()", "operator(): cleaning up before exit..."));
-  log_line('E', srv("main", "exiting due to model loading error"));
+  log_line('E', srv("llama_server", "exiting due to model loading error"));
 }
 
 int run(int argc, char** argv) {
@@ -218,6 +223,16 @@ int run(int argc, char** argv) {
     std::fwrite(help->data(), 1, help->size(), stdout);
     return 0;
   }
+  if (!args.model_path.empty()) {
+    // A real GGUF gives the training context the slots are capped at.
+    if (const auto file = gb10tune::gguf::read_gguf(args.model_path)) {
+      if (const auto facts = gb10tune::model::describe_model(*file);
+          facts && facts->context_length > 0) {
+        args.n_ctx_train = facts->context_length;
+      }
+    }
+  }
+  args.spec_init_failed = env_or(env, "STANDIN_SPEC_FAILS", "") == "1";
   if (args.version) {
     const auto version =
         gb10tune::read_text_file(env_or(env, "STANDIN_VERSION", STANDIN_DEFAULT_VERSION));
@@ -284,7 +299,7 @@ int run(int argc, char** argv) {
     log_line('E', srv("start", "couldn't bind HTTP server socket, hostname: " + args.host +
                                    ", port: " + std::to_string(args.port)));
     log_line('I', srv("operator()", "operator(): cleaning up before exit..."));
-    log_line('E', srv("main", "exiting due to HTTP server error"));
+    log_line('E', srv("llama_server", "exiting due to HTTP server error"));
     return 1;
   }
   std::thread listener([&server] { server.listen_after_bind(); });
@@ -338,13 +353,23 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  log_line('I',
+           srv("load_model",
+               "initializing, n_slots = " + std::to_string(total_slots(args)) +
+                   ", n_ctx_slot = " + std::to_string(slot_context(args)) + ", kv_unified = '" +
+                   (args.kv_unified.value_or(args.n_parallel == -1) ? "true" : "false") + "'"));
+  if (args.spec_init_failed) {
+    log_line('E', srv("load_model",
+                      "failed to initialize speculative decoding context: the stand-in was "
+                      "told to fail (STANDIN_SPEC_FAILS)"));
+  }
   shared.ready.store(true);
   const std::int64_t ready_ns = realtime_ns();
-  log_line('I', srv("main", "model loaded"));
+  log_line('I', srv("llama_server", "model loaded"));
   const std::string address = "http://" + args.host + ":" + std::to_string(port);
-  log_line('I', srv("main", "listening on " + address));
+  log_line('I', srv("llama_server", "listening on " + address));
   if (port == 8080) {
-    log_line('W', srv("main",
+    log_line('W', srv("llama_server",
                       "NOTICE: server default port will be changed to :9931 in a "
                       "future release"));
   }

@@ -30,6 +30,8 @@ struct ServerArgs {
   int spec_draft_n_max = 3;
   std::string model_path;
   std::string alias;
+  std::uint64_t n_ctx_train = 262144;  // the model's training context (from its header)
+  bool spec_init_failed = false;       // STANDIN_SPEC_FAILS=1: runs without a draft context
   bool metrics = false;
   bool help = false;
   bool version = false;
@@ -44,15 +46,14 @@ std::optional<std::string> parse_args(const std::vector<std::string>& argv,
                                       const std::map<std::string, std::string>& env,
                                       ServerArgs& out);
 
-// The model's training context the stand-in pretends to have loaded.
-inline constexpr std::uint64_t kTrainContext = 262144;
-
 // Slots actually created for `args` (-np -1 -> 4).
 int total_slots(const ServerArgs& args);
-// The context one slot sees: the whole pool (capped at the training context) when the KV
-// cache is unified, else an equal share.
+// The context one slot sees, as llama-server 3f545be computes it: -c (0: the training
+// context per stream) rounded up to 256; per stream an equal share rounded up to 256 unless
+// the pool is unified; capped at the training context.
 std::uint64_t slot_context(const ServerArgs& args);
-// True when --spec-type names a speculative method.
+// True when --spec-type names a speculative method: the slots then have a draft context
+// (unless its initialisation failed).
 bool speculative(const ServerArgs& args);
 
 // State shared between the loader (main) and the HTTP handlers.
