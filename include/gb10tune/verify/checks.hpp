@@ -41,7 +41,12 @@ struct Expectations {
   std::optional<bool> speculative;            // MTP drafting expected on
   std::optional<std::uint64_t> weights_bytes;
   std::optional<std::uint64_t> kv_bytes;  // KV + recurrent state
-  std::string source;                     // "launch record" or "flags"
+  // What the process should hold once loaded (the plan's load figure plus its calibration),
+  // the prompt cache's limit that may come on top, and "cpu"/"cuda" (how to measure).
+  std::optional<std::uint64_t> load_bytes;
+  std::uint64_t cache_ram_bytes = 0;
+  std::string backend;
+  std::string source;  // "launch record" or "flags"
 };
 
 // Check 1 (K2): GGML_CUDA_ENABLE_UNIFIED_MEMORY with any value fails; other GGML_CUDA_*
@@ -49,7 +54,10 @@ struct Expectations {
 std::vector<Finding> check_environment(const ProcessSnapshot& snapshot);
 
 // Check 2 (K3): resident memory against the plan, and NVML's per-process GPU figure: under
-// 1 GiB while RSS is over 10 GB is the managed path. `nvml` may be unloaded.
+// 1 GiB while RSS is over 10 GB is the managed path. `nvml` may be unloaded. With a planned
+// load figure, also "plan-vs-measured": the measured memory (plan/calibration.hpp) against it,
+// with the error in %; a warning when the process holds more than 5% over the plan plus the
+// prompt cache's limit, or when the figure cannot be measured.
 std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
                                   const Expectations& expected);
 

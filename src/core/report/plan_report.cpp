@@ -82,6 +82,10 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
                {"mtp_kv_bytes", plan.mtp_kv_bytes},
                {"overhead_bytes", plan.overhead_bytes},
                {"overhead_is_estimate", true},
+               {"calibration_bytes", plan.calibration_bytes},
+               {"calibration_source",
+                plan.calibration_source.empty() ? json(nullptr) : json(plan.calibration_source)},
+               {"load_bytes", plan.load_bytes()},
                {"cache_ram_bytes", plan.cache_ram_bytes},
                {"total_bytes", plan.total_bytes},
                {"fits", plan.fits},
@@ -137,6 +141,12 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
   }
   row("compute + overhead", plan.overhead_bytes, "(estimate)");
   row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+  if (plan.calibration_bytes != 0 || !plan.calibration_source.empty()) {
+    out += fmt::format(
+        "  {:<24}{:>12}  {:>16} B  learned: {}\n", "calibration",
+        fmt::format("{:+.2f} MiB", static_cast<double>(plan.calibration_bytes) / 1048576.0),
+        fmt::format("{:+}", plan.calibration_bytes), plan.calibration_source);
+  }
   out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
   if (plan.available_bytes) {
     out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",
