@@ -84,3 +84,4 @@ void BM_LaunchDryRun(benchmark::State& state) {
 BENCHMARK(BM_LaunchDryRun)->Unit(benchmark::kMillisecond)->Iterations(20);
 
 }  // namespace
+BENCHMARK_MAIN();

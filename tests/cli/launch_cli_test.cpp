@@ -121,6 +121,9 @@ TEST(CliLaunch, FitLowersCommandLineValuesOnlyWhenAsked) {
   const auto kept = run_cli_on("no-gpu", args, {});
   EXPECT_EQ(kept.exit_code, 3) << kept.out;
   EXPECT_NE(kept.out.find("DOES NOT FIT"), std::string::npos) << kept.out;
+  EXPECT_NE(kept.out.find("the fit may not lower ctx_per_slot, slots, cache_ram_mib"),
+            std::string::npos)
+      << kept.out;
   auto fit_args = args;
   fit_args.push_back("--fit");
   const auto fitted = run_cli_on("no-gpu", fit_args, {});

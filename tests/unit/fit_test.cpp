@@ -236,6 +236,17 @@ TEST(Fit, NothingFitsNamesTheFloorAndUnknownBudgetIsAnError) {
   EXPECT_NE(unknown.error().message.find("MemAvailable"), std::string::npos);
 }
 
+TEST(Fit, NothingAdjustableIsRefusedNamingWhatWasFixed) {
+  const auto facts = facts_of(small_llama(), 8 * kGB);
+  FitRequest request = request_for(PlanConfig{}, {131072, 4, 0}, true);
+  request.adjustable = {false, false, false};
+  const auto result = fit_plan(facts, request, budget_of(9 * kGB));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ExitCode::memory_refused);
+  EXPECT_NE(result.error().message.find("ctx_per_slot, slots, cache_ram_mib"), std::string::npos)
+      << result.error().message;
+}
+
 TEST(Fit, KnobNamesRoundTrip) {
   for (const FitKnob knob : kDefaultFitPriority) {
     EXPECT_EQ(parse_fit_knob(fit_knob_key(knob)), knob);

@@ -184,6 +184,17 @@ Expected<FitResult> fit_plan(const model::ModelFacts& model, const FitRequest& r
   if (!plan) {
     return plan.error();
   }
+  if (!plan->fits) {
+    // Only when no knob may change: the loop above returns before for any other case.
+    std::string fixed;
+    for (FitKnob knob : order) {
+      fixed += (fixed.empty() ? "" : ", ") + std::string(fit_knob_key(knob));
+    }
+    return Error{fmt::format("nothing fits, and the fit may not lower {} (each was given "
+                             "explicitly); lower them, or let the fit (--fit)",
+                             fixed),
+                 ExitCode::memory_refused};
+  }
   result.chosen = current;
   result.config = request.configure(current);
   result.plan = std::move(*plan);
