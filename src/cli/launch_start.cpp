@@ -113,6 +113,7 @@ json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
   doc["rss_shmem_bytes"] = reading.rss_shmem;
   doc["gpu_bytes"] = reading.gpu_bytes ? json(*reading.gpu_bytes) : json(nullptr);
   doc["weights_not_resident_bytes"] = m.weights_not_resident;
+  doc["buffers_not_touched_bytes"] = m.buffers_not_touched;
   if (reading.log) {
     doc["log_buffers"] = {{"model_bytes", reading.log->model_bytes},
                           {"kv_bytes", reading.log->kv_bytes},

@@ -75,6 +75,26 @@ TEST(Calibration, CpuMeasurementCountsWeightsNotYetResident) {
   EXPECT_EQ(*n.measured_bytes, 960 * kMiB);
 }
 
+// The CPU llama-server of docs/memory-plan.md right after load: the compute buffer's pages are
+// not touched yet; with the log's buffer lines they are counted in full.
+TEST(Calibration, CpuMeasurementCountsLoggedBuffersNotYetTouched) {
+  const MemoryPlan plan = plan_of(607303680, 384 * kMiB);
+  ProcessReading reading;
+  reading.rss_anon = 390 * kMiB;
+  reading.rss_file = 592 * kMiB;
+  reading.vm_rss = 982 * kMiB;
+  EXPECT_EQ(*measure(plan, PlanBackend::cpu, reading).measured_bytes, 982 * kMiB);
+  reading.log = parse_buffer_lines(
+      "load_tensors:   CPU_Mapped model buffer size =   579.17 MiB\n"
+      "llama_kv_cache:        CPU KV buffer size =   384.00 MiB\n"
+      "sched_reserve:        CPU compute buffer size =    68.00 MiB\n");
+  ASSERT_TRUE(reading.log);
+  const Measurement m = measure(plan, PlanBackend::cpu, reading);
+  EXPECT_EQ(m.buffers_not_touched, 62 * kMiB);  // 384 + 68 − 390
+  EXPECT_EQ(*m.measured_bytes, 1044 * kMiB);
+  EXPECT_NE(m.how.find("not touched yet"), std::string::npos);
+}
+
 TEST(Calibration, CudaNeedsNvmlAndAddsItToTheHostRss) {
   const MemoryPlan plan = plan_of(1858 * kMiB, 512 * kMiB);
   ProcessReading reading;

@@ -5,7 +5,9 @@
 //  - cpu: the process's resident memory (VmRSS = anonymous + file-backed + shared). Weights
 //    loaded through mmap are file-backed pages and may be only partly resident; the part not
 //    resident is counted as if it were (the plan assumes the weights are read in full, and a
-//    first long prompt does read them), and the measurement says so.
+//    first long prompt does read them), and the measurement says so. Likewise, when the log
+//    lists the buffers (-lv 4), anonymous buffers allocated but not yet touched (the compute
+//    buffer's pages are touched by the first full batch) are counted in full.
 //  - cuda: NVML's per-process figure for the server (device buffers, the CUDA context) plus the
 //    host RSS (host copies of mapped tensors, pinned buffers, the heap). Without NVML the
 //    figure is unknown and nothing is recorded.
@@ -74,6 +76,7 @@ struct Measurement {
   std::optional<std::uint64_t> measured_bytes;  // nullopt: unknown (why in `unknown_because`)
   std::string unknown_because;
   std::uint64_t weights_not_resident = 0;  // mmapped weights not resident, counted as resident
+  std::uint64_t buffers_not_touched = 0;   // the log's KV/compute/output/RS buffers beyond RssAnon
   std::string how;                         // "RSS 1.2 GiB (anon …, file …)"
 };
 

@@ -123,6 +123,17 @@ Measurement measure(const MemoryPlan& plan, PlanBackend backend, const ProcessRe
     m.how += fmt::format(" + {} of mmapped weights not resident yet",
                          format_bytes(m.weights_not_resident));
   }
+  if (reading.log) {
+    const LogBuffers& log = *reading.log;
+    const std::uint64_t anonymous =
+        log.kv_bytes + log.recurrent_bytes + log.compute_bytes + log.output_bytes;
+    if (reading.rss_anon < anonymous) {
+      m.buffers_not_touched = anonymous - reading.rss_anon;
+      measured += m.buffers_not_touched;
+      m.how += fmt::format(" + {} of the log's buffers not touched yet",
+                           format_bytes(m.buffers_not_touched));
+    }
+  }
   m.measured_bytes = measured;
   return m;
 }
