@@ -133,6 +133,14 @@ TEST(Calibration, CorrectionIsTheMedianOfABoundedHistoryPerTriple) {
   EXPECT_EQ(c->runs, 3u);
   EXPECT_NE(c->source.find("llama on cpu"), std::string::npos);
   EXPECT_FALSE(correction_for(store, cuda));  // another backend learns on its own
+  // Runs measured against an older plan (it modelled less) no longer count.
+  CalibrationRun old = run_of(1000, 5000);
+  old.plan_model = kCalibrationPlanModel - 1;
+  store.add(cuda, old);
+  EXPECT_FALSE(correction_for(store, cuda));
+  store.add(cpu, old);
+  EXPECT_EQ(correction_for(store, cpu)->bytes, 250);
+  EXPECT_EQ(correction_for(store, cpu)->runs, 3u);
 
   for (int i = 0; i < 20; ++i) {
     store.add(cpu, run_of(1000, 1010));
@@ -167,6 +175,7 @@ TEST(Calibration, StoreRoundTripsAndRejectsWhatItCannotTrust) {
   EXPECT_EQ(back->entries[0].key, (CalibrationKey{"qwen35", "b1", PlanBackend::cuda}));
   EXPECT_EQ(back->entries[0].runs[0].difference(), 234);
   EXPECT_EQ(back->entries[0].runs[0].gpu_bytes, 77u);
+  EXPECT_EQ(back->entries[0].runs[0].plan_model, kCalibrationPlanModel);
   EXPECT_FALSE(back->entries[0].runs[0].log_buffer_bytes);
 
   dir.write("bad.json", "{\"schema_version\": 1, \"entries\": [{\"architecture\": 3}]}");

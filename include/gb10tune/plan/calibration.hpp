@@ -35,6 +35,11 @@ namespace gb10tune::plan {
 inline constexpr std::size_t kCalibrationRunsKept = 8;
 inline constexpr std::size_t kCalibrationKeysKept = 32;
 
+// The version of what the plan models at load. A run records it, and only runs of the current
+// version make a correction: when the plan learns to model more (compute buffers, the CUDA
+// runtime), the differences measured against the older plan no longer apply. Bump it then.
+inline constexpr int kCalibrationPlanModel = 1;
+
 // What a calibration is learned for.
 struct CalibrationKey {
   std::string architecture;  // general.architecture: "llama", "qwen35"
@@ -99,6 +104,7 @@ struct CalibrationRun {
   std::optional<std::uint64_t> log_buffer_bytes;  // the log's buffer lines, summed
   std::uint64_t ctx_per_slot = 0;
   std::uint32_t slots = 0;
+  int plan_model = kCalibrationPlanModel;  // the plan version `planned_bytes` came from
 
   // measured − planned.
   std::int64_t difference() const {
@@ -130,7 +136,8 @@ struct Correction {
   std::string source;  // "median of 3 run(s) of llama on cpu, build …"
 };
 
-// The correction of `key`; nullopt when nothing was recorded for it.
+// The correction of `key` from its runs of the current plan version; nullopt when there are
+// none.
 std::optional<Correction> correction_for(const CalibrationStore& store, const CalibrationKey& key);
 
 // The store as JSON (schema_version 1) and back; an Error naming `source` for a malformed one.

@@ -181,7 +181,12 @@ std::optional<Correction> correction_for(const CalibrationStore& store, const Ca
   }
   std::vector<std::int64_t> differences;
   for (const CalibrationRun& run : entry->runs) {
-    differences.push_back(run.difference());
+    if (run.plan_model == kCalibrationPlanModel) {
+      differences.push_back(run.difference());
+    }
+  }
+  if (differences.empty()) {
+    return std::nullopt;
   }
   std::sort(differences.begin(), differences.end());
   const std::size_t n = differences.size();
@@ -209,7 +214,8 @@ json store_to_json(const CalibrationStore& store) {
                       {"gpu_bytes", optional_json(r.gpu_bytes)},
                       {"log_buffer_bytes", optional_json(r.log_buffer_bytes)},
                       {"ctx_per_slot", r.ctx_per_slot},
-                      {"slots", r.slots}});
+                      {"slots", r.slots},
+                      {"plan_model", r.plan_model}});
     }
     entries.push_back({{"architecture", entry.key.architecture},
                        {"build", entry.key.build},
@@ -262,6 +268,7 @@ Expected<CalibrationStore> store_from_json(const json& doc, const std::string& s
       run.log_buffer_bytes = optional_u64(r, "log_buffer_bytes");
       run.ctx_per_slot = optional_u64(r, "ctx_per_slot").value_or(0);
       run.slots = static_cast<std::uint32_t>(optional_u64(r, "slots").value_or(0));
+      run.plan_model = static_cast<int>(optional_u64(r, "plan_model").value_or(0));
       entry.runs.push_back(std::move(run));
     }
     store.entries.push_back(std::move(entry));
