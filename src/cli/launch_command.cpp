@@ -16,6 +16,8 @@
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/backend_choice.hpp"
+#include "gb10tune/plan/calibration.hpp"
+#include "gb10tune/plan/fit.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/launch_report.hpp"
@@ -168,7 +170,8 @@ struct Layers {
 };
 
 launch::LaunchSettings resolve(const Layers& layers, const launch::SettingsDocument* profile,
-                               const LaunchOptions& in) {
+                               const LaunchOptions& in,
+                               const launch::SettingsLayer* fitted = nullptr) {
   std::vector<launch::SettingsLayer> list;
   if (profile != nullptr) {
     list.push_back({"profile " + layers.profile, profile->settings});
@@ -177,6 +180,9 @@ launch::LaunchSettings resolve(const Layers& layers, const launch::SettingsDocum
     list.push_back({"user config " + layers.user_path, layers.user->settings});
   }
   list.push_back({"command line", in.values});
+  if (fitted != nullptr) {
+    list.push_back(*fitted);
+  }
   return launch::LaunchSettings::resolve(list);
 }
 
@@ -250,6 +256,33 @@ Expected<plan::MemoryPlan> plan_unbounded_cache(const model::ModelFacts& model,
         first.n_ctx, format_bytes_si(config.cache_ram_bytes)));
   }
   return plan;
+}
+
+// The calibration file of the state directory; nullopt without a state directory.
+std::optional<fs::path> calibration_path(const Context& ctx) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return std::nullopt;
+  }
+  return *dir / "calibration.json";
+}
+
+// Applies the correction learned for `key` to `config`; a broken file is a warning.
+void apply_calibration(const Context& ctx, const plan::CalibrationKey& key,
+                       plan::PlanConfig& config) {
+  const auto path = calibration_path(ctx);
+  if (!path) {
+    return;
+  }
+  const auto store = plan::read_calibration_store(*path);
+  if (!store) {
+    *ctx.err << "warning: " << store.error().message << "; the plan is not calibrated\n";
+    return;
+  }
+  if (const auto correction = plan::correction_for(*store, key)) {
+    config.calibration_bytes = correction->bytes;
+    config.calibration_source = correction->source;
+  }
 }
 
 Status check_cache_types(const launch::LaunchSettings& s) {
@@ -371,23 +404,34 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   inputs.mmproj_path = *mmproj;
   inputs.gb10 = sys::is_gb10_machine(ctx.sysroot);
   inputs.force = in.force;
-  const auto command = launch::build_server_command(settings, *facts, *flags, inputs);
-  if (!command) {
-    return fail(ctx, command.error());
-  }
-
   const server::RuleInput rules{facts->has_mtp(), facts->main_layer_count, inputs.gb10};
-  const auto environment = launch::prepare_child_environment(ctx.env, *flags, command->argv,
-                                                             ctx.sysroot, rules, in.force);
-  if (!environment) {
-    return fail(ctx, environment.error());
+  // The command and its clean environment for a set of settings (built again after a fit).
+  struct Built {
+    launch::ServerCommand command;
+    launch::ChildEnvironment environment;
+  };
+  const auto build = [&](const launch::LaunchSettings& s) -> Expected<Built> {
+    auto command = launch::build_server_command(s, *facts, *flags, inputs);
+    if (!command) {
+      return command.error();
+    }
+    auto environment = launch::prepare_child_environment(ctx.env, *flags, command->argv,
+                                                         ctx.sysroot, rules, in.force);
+    if (!environment) {
+      return environment.error();
+    }
+    return Built{std::move(*command), std::move(*environment)};
+  };
+  auto built = build(settings);
+  if (!built) {
+    return fail(ctx, built.error());
   }
 
   if (in.print == "systemd") {
     launch::SystemdUnit unit;
-    unit.argv = command->argv;
+    unit.argv = built->command.argv;
     unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-    for (const auto& change : environment->changes) {
+    for (const auto& change : built->environment.changes) {
       if (change.action == launch::ChangeAction::removed &&
           change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
         unit.unset_env.push_back(change.name);
@@ -417,16 +461,19 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!overhead || !reserve) {
     return fail(ctx, !overhead ? overhead.error() : reserve.error());
   }
-  auto config = plan_config(settings, *command, projector_bytes, *overhead);
-  {
+  const server::CudaBuildFacts cuda_build = server::detect_cuda_build(*server_path);
+  const bool machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
+  plan::CalibrationKey key{facts->architecture, launch::server_build_identity(*server_path),
+                           plan::PlanBackend::cpu};
+  const auto configure = [&](const launch::LaunchSettings& s, const launch::ServerCommand& cmd) {
+    auto config = plan_config(s, cmd, projector_bytes, *overhead);
     // The backend decides which compute buffers the server makes (one CPU buffer, or CUDA0 +
     // CUDA_Host) and whether the CUDA runtime's memory counts.
-    const server::CudaBuildFacts build = server::detect_cuda_build(*server_path);
     plan::BackendEvidence evidence;
-    evidence.server_has_cuda = build.cuda;
-    evidence.server_evidence = build.evidence;
-    evidence.machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
-    evidence.gpu_layers = command->gpu_layers;
+    evidence.server_has_cuda = cuda_build.cuda;
+    evidence.server_evidence = cuda_build.evidence;
+    evidence.machine_has_gpu = machine_has_gpu;
+    evidence.gpu_layers = cmd.gpu_layers;
     plan::BackendChoice choice = plan::choose_backend(evidence);
     if (in.backend != "auto") {
       choice.backend = in.backend == "cuda" ? plan::PlanBackend::cuda : plan::PlanBackend::cpu;
@@ -434,7 +481,11 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
     config.backend = choice.backend;
     config.backend_reason = choice.reason;
-  }
+    key.backend = config.backend;
+    apply_calibration(ctx, key, config);
+    return config;
+  };
+  auto config = configure(settings, built->command);
   plan::PlanBudget budget;
   budget.reserve_bytes = *reserve;
   if (const auto memory = sys::read_meminfo(ctx.sysroot)) {
@@ -450,6 +501,67 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, plan.error());
   }
 
+  // The fit: when the plan does not fit (or --fit), lower the knobs in the profile's order.
+  std::optional<report::FitSummary> fit;
+  const auto fit_mode = settings.text("fit");
+  if (plan->available_bytes && !in.force && fit_mode != "off" &&
+      (fit_mode == "on" || !plan->fits)) {
+    fit.emplace();
+    fit->mode = fit_mode;
+    fit->priority = settings.text_list("fit_priority");
+    plan::FitRequest request;
+    request.asked = {built->command.ctx_per_slot, built->command.slots, config.cache_ram_bytes};
+    request.priority.clear();
+    for (const auto& name : fit->priority) {
+      request.priority.push_back(*plan::parse_fit_knob(name));  // checked with the profile
+    }
+    for (const plan::FitKnob knob : plan::kDefaultFitPriority) {
+      // auto: only what the command line did not set.
+      request.adjustable[static_cast<std::size_t>(knob)] =
+          fit_mode == "on" || settings.at(plan::fit_knob_key(knob)).source != "command line";
+    }
+    if (settings.integer("cache_ram_mib") < 0) {
+      request.adjustable[static_cast<std::size_t>(plan::FitKnob::cache_ram)] = false;
+    }
+    const auto* kvu = flags->find("-kvu");
+    const bool build_has_kvu = kvu != nullptr && !kvu->removed();
+    const auto kvu_mode = settings.text("kv_unified");
+    request.configure = [&](const plan::FitKnobs& knobs) {
+      plan::PlanConfig c = config;
+      c.slots = knobs.slots;
+      c.ctx_total = knobs.ctx_per_slot * knobs.slots;
+      c.kv_unified = build_has_kvu && (kvu_mode == "on" || (kvu_mode == "auto" && knobs.slots > 1));
+      c.cache_ram_bytes = knobs.cache_ram_bytes;
+      return c;
+    };
+    const auto fitted = plan::fit_plan(*facts, request, budget);
+    if (!fitted && fitted.error().code != ExitCode::memory_refused) {
+      return fail(ctx, fitted.error());
+    }
+    if (!fitted) {
+      fit->failed = fitted.error().message;
+    } else if (!fitted->given_up.empty()) {
+      launch::SettingsLayer layer{"fit (memory)", nlohmann::json::object()};
+      for (const plan::FitChange& change : fitted->given_up) {
+        const auto name = std::string(plan::fit_knob_key(change.knob));
+        fit->given_up_from.push_back(settings.at(name).source);
+        layer.values[name] =
+            change.knob == plan::FitKnob::cache_ram ? change.chosen >> 20 : change.chosen;
+      }
+      fit->given_up = fitted->given_up;
+      settings = resolve(layers, &*profile, in, &layer);
+      built = build(settings);
+      if (!built) {
+        return fail(ctx, built.error());
+      }
+      config = configure(settings, built->command);
+      plan = plan::make_plan(*facts, config, budget);
+      if (!plan) {
+        return fail(ctx, plan.error());
+      }
+    }
+  }
+
   report::LaunchPreview preview;
   preview.model = &*facts;
   for (const auto& shard : candidate->shards) {
@@ -461,10 +573,12 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   preview.profile = layers.profile;
   preview.profile_reason = layers.profile_reason;
   preview.settings = &settings;
-  preview.command = &*command;
+  preview.command = &built->command;
   preview.config = &config;
   preview.plan = &*plan;
-  preview.environment = &*environment;
+  preview.environment = &built->environment;
+  preview.fit = fit ? &*fit : nullptr;
+  preview.calibration_key = key;
 
   const bool refused = plan->available_bytes && !plan->fits && !in.force;
   if (in.dry_run || refused) {
@@ -484,6 +598,10 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
   if (in.explain && !in.json) {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
+  } else if (fit && !fit->given_up.empty()) {
+    for (const auto& line : report::describe_fit_changes(*fit)) {
+      *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
+    }
   }
   return session->start(preview, settings, in.json);
 }
@@ -573,6 +691,13 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option_function<std::string>("--overhead", set("overhead"),
                                         "Compute buffers and slack, an estimate (default 6GB)")
       ->option_text("SIZE");
+  sub->add_flag_callback(
+      "--fit", [o] { o->values["fit"] = "on"; },
+      "Lower context per slot, slots and prompt cache (in fit_priority order) until the plan "
+      "fits; without it only what the command line did not set is lowered");
+  sub->add_flag_callback(
+      "--no-fit", [o] { o->values["fit"] = "off"; },
+      "Refuse (exit 3) instead of lowering anything when the plan does not fit");
   sub->add_option_function<std::int64_t>("--timeout", set("timeout_s"),
                                          "Seconds to wait for /health (default 600)")
       ->check(CLI::Range(1, 86400));

@@ -2,13 +2,185 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::cli {
 
 namespace {
+
+using nlohmann::json;
+
+// The settle wait: readings this far apart, until two agree within kSettleSlack, at most
+// kSettleMax in all.
+constexpr std::chrono::milliseconds kSettleStep{100};
+constexpr std::chrono::milliseconds kSettleMax{3000};
+constexpr std::uint64_t kSettleSlack = 1ull << 20;
+// The log's tail read for the buffer lines of this start.
+constexpr std::uintmax_t kLogTail = 4u << 20;
+
+// The plan's load figure with its calibration applied (never below 0).
+std::uint64_t calibrated_load(const plan::MemoryPlan& plan) {
+  const std::int64_t value = static_cast<std::int64_t>(plan.load_bytes()) + plan.calibration_bytes;
+  return value < 0 ? 0 : static_cast<std::uint64_t>(value);
+}
+
+// The server's memory once it stops changing; an error when /proc/<pid> cannot be read.
+sys::ProcResult<sys::ProcessMemory> settled_memory(int pid) {
+  const platform::Sysroot live;
+  auto last = sys::read_process_memory(live, pid);
+  const auto until = std::chrono::steady_clock::now() + kSettleMax;
+  while (last && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(kSettleStep);
+    auto now = sys::read_process_memory(live, pid);
+    if (!now) {
+      return now;
+    }
+    const std::uint64_t a = last->vm_rss;
+    const std::uint64_t b = now->vm_rss;
+    const std::uint64_t change = a > b ? a - b : b - a;
+    last = std::move(now);
+    if (change <= std::max(kSettleSlack, b / 200)) {
+      break;
+    }
+  }
+  return last;
+}
+
+// What this start wrote to the log: the text after the last header launch wrote.
+std::string this_start_log(const std::filesystem::path& log) {
+  std::ifstream in(log, std::ios::binary);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(log, ec);
+  if (!in || ec) {
+    return {};
+  }
+  if (size > kLogTail) {
+    in.seekg(static_cast<std::streamoff>(size - kLogTail));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto header = text.rfind(fmt::format("==== {} ", kToolName));
+  return header == std::string::npos ? text : text.substr(header);
+}
+
+// Measures the ready server against the plan, records the run for the preview's triple and
+// returns the result as JSON; `line` gets the one-line summary.
+json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
+               const std::filesystem::path& log, std::string& line) {
+  const plan::MemoryPlan& planned = *p.plan;
+  const auto memory = settled_memory(pid);
+  json doc{{"key",
+            {{"architecture", p.calibration_key.architecture},
+             {"build", p.calibration_key.build},
+             {"backend", plan::backend_name(p.calibration_key.backend)}}},
+           {"planned_load_bytes", planned.load_bytes()},
+           {"calibration_bytes", planned.calibration_bytes},
+           {"calibrated_load_bytes", calibrated_load(planned)}};
+  if (!memory) {
+    doc["measured_bytes"] = nullptr;
+    doc["unknown_because"] = memory.error().message;
+    line = "memory not measured: " + memory.error().message;
+    return doc;
+  }
+  plan::ProcessReading reading;
+  reading.vm_rss = memory->vm_rss;
+  reading.rss_anon = memory->rss_anon;
+  reading.rss_file = memory->rss_file;
+  reading.rss_shmem = memory->rss_shmem;
+  if (p.calibration_key.backend == plan::PlanBackend::cuda) {
+    const gpu::NvmlReport nvml = ctx.gpu->query_nvml();
+    if (nvml.loaded) {
+      std::uint64_t bytes = 0;  // not listed: nothing on the GPU
+      for (const gpu::GpuProcessMemory& entry : nvml.processes) {
+        bytes += entry.pid == static_cast<std::uint32_t>(pid) ? entry.used_bytes : 0;
+      }
+      reading.gpu_bytes = bytes;
+    }
+  }
+  reading.log = plan::parse_buffer_lines(this_start_log(log));
+  const plan::Measurement m = plan::measure(planned, p.calibration_key.backend, reading);
+  doc["rss_bytes"] = reading.vm_rss;
+  doc["rss_anon_bytes"] = reading.rss_anon;
+  doc["rss_file_bytes"] = reading.rss_file;
+  doc["rss_shmem_bytes"] = reading.rss_shmem;
+  doc["gpu_bytes"] = reading.gpu_bytes ? json(*reading.gpu_bytes) : json(nullptr);
+  doc["weights_not_resident_bytes"] = m.weights_not_resident;
+  doc["buffers_not_touched_bytes"] = m.buffers_not_touched;
+  if (reading.log) {
+    doc["log_buffers"] = {{"model_bytes", reading.log->model_bytes},
+                          {"kv_bytes", reading.log->kv_bytes},
+                          {"recurrent_bytes", reading.log->recurrent_bytes},
+                          {"compute_bytes", reading.log->compute_bytes},
+                          {"output_bytes", reading.log->output_bytes},
+                          {"total_bytes", reading.log->total()}};
+  } else {
+    doc["log_buffers"] = nullptr;  // default verbosity prints none (K20); -lv 4 does
+  }
+  if (!m.measured_bytes) {
+    doc["measured_bytes"] = nullptr;
+    doc["unknown_because"] = m.unknown_because;
+    line = fmt::format("memory: {}; measured total unknown: {}", m.how, m.unknown_because);
+    return doc;
+  }
+  const std::uint64_t measured = *m.measured_bytes;
+  const double raw_error = plan::error_percent(planned.load_bytes(), measured);
+  const double error = plan::error_percent(calibrated_load(planned), measured);
+  doc["measured_bytes"] = measured;
+  doc["error_percent"] = error;
+  doc["uncalibrated_error_percent"] = raw_error;
+  line = fmt::format("memory: plan at load {}, measured {} ({}): {:+.1f}%",
+                     format_bytes(calibrated_load(planned)), format_bytes(measured), m.how, error);
+  if (planned.calibration_bytes != 0) {
+    line += fmt::format(" (without the calibration {:+.1f}%)", raw_error);
+  }
+  if (reading.log) {
+    line += fmt::format("; the log's buffers {}", format_bytes(reading.log->total()));
+  }
+
+  plan::CalibrationRun run;
+  run.at = ctx.now_iso8601 ? ctx.now_iso8601() : "";
+  run.planned_bytes = planned.load_bytes();
+  run.measured_bytes = measured;
+  run.rss_anon = reading.rss_anon;
+  run.rss_file = reading.rss_file;
+  run.rss_shmem = reading.rss_shmem;
+  run.gpu_bytes = reading.gpu_bytes;
+  if (reading.log) {
+    run.log_buffer_bytes = reading.log->total();
+  }
+  run.ctx_per_slot = planned.ctx_per_slot;
+  run.slots = p.command->slots;
+  const auto dir = platform::state_dir(ctx.env);
+  Status saved = dir ? Status{} : Status{dir.error()};
+  std::size_t runs = 0;
+  if (dir) {
+    const auto path = *dir / "calibration.json";
+    auto store = plan::read_calibration_store(path);
+    if (!store) {
+      saved = store.error();
+    } else {
+      store->add(p.calibration_key, run);
+      runs = store->find(p.calibration_key)->runs.size();
+      saved = plan::write_calibration_store(path, *store);
+      doc["file"] = path.string();
+    }
+  }
+  doc["recorded"] = static_cast<bool>(saved);
+  doc["runs"] = runs;
+  line += saved ? fmt::format("; recorded as calibration run {} for {} on {}", runs,
+                              p.calibration_key.architecture,
+                              plan::backend_name(p.calibration_key.backend))
+                : "; not recorded: " + saved.error().message;
+  return doc;
+}
 
 launch::LaunchRecord make_record(const report::LaunchPreview& p,
                                  const launch::LaunchSettings& settings, const Context& ctx,
@@ -40,6 +212,9 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.expected_weights_bytes = p.plan->weights_bytes + p.plan->projector_bytes;
   r.expected_kv_bytes = p.plan->cache_bytes();
   r.expected_total_bytes = p.plan->total_bytes;
+  r.expected_load_bytes = calibrated_load(*p.plan);
+  r.expected_cache_ram_bytes = p.plan->cache_ram_bytes;
+  r.backend = std::string(plan::backend_name(p.config->backend));
   r.plan = report::launch_to_json(p);
   (void)settings;
   return r;
@@ -115,6 +290,8 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
     return started.error().code;
   }
   const auto seconds = static_cast<double>(started->to_ready.count()) / 1000.0;
+  std::string memory_line;
+  const auto calibration = calibrate(preview, started->pid, ctx, m_paths.log, memory_line);
   if (json) {
     auto doc = report::launch_to_json(preview);
     doc["dry_run"] = false;
@@ -123,14 +300,16 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
                       {"log", m_paths.log.string()},
                       {"record", m_paths.record.string()},
                       {"ready_after_ms", started->to_ready.count()}};
+    doc["calibration"] = calibration;
     *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << fmt::format(
         "llama-server is ready at {} (pid {}, ready after {:.1f} s)\n"
+        "  {}\n"
         "  log:    {}\n"
         "  check:  gb10tune verify\n"
         "  stop:   gb10tune stop\n",
-        url_text, started->pid, seconds, m_paths.log.string());
+        url_text, started->pid, seconds, memory_line, m_paths.log.string());
   }
   return ExitCode::ok;
 }

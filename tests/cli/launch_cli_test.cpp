@@ -69,13 +69,101 @@ TEST(CliLaunch, PlanThatDoesNotFitExitsThreeAndSaysWhatWould) {
   // 12.3 GB available, 2 GB reserved: a 262144-cell context (16 GiB of KV) cannot fit.
   const auto result = run_cli_on("no-gpu",
                                  {"launch", "--dry-run", "--model", model, "--slots", "3",
-                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0"},
+                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0", "--no-fit"},
                                  {});
   EXPECT_EQ(result.exit_code, 3) << result.err;
   EXPECT_NE(result.out.find("DOES NOT FIT"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("What fits: 3 slot(s) of "), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("KV, full attention"), std::string::npos);
   EXPECT_NE(result.out.find("MTP draft context KV"), std::string::npos);
+}
+
+// The same plan without --no-fit: the context per slot (from the profile) gives way, the
+// command line's slots and prompt cache stay.
+TEST(CliLaunch, PlanThatDoesNotFitIsFittedWhereTheCommandLineLeftRoom) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto result = run_cli_on("no-gpu",
+                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
+                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0"},
+                                 {});
+  ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["plan"]["fits"], true);
+  EXPECT_LE(doc["plan"]["total_bytes"].get<std::uint64_t>(),
+            doc["plan"]["available_bytes"].get<std::uint64_t>());
+  ASSERT_EQ(doc["fit"]["given_up"].size(), 1u) << doc["fit"].dump();
+  const json& change = doc["fit"]["given_up"][0];
+  EXPECT_EQ(change["setting"], "ctx_per_slot");
+  EXPECT_EQ(change["asked"], 196608);
+  EXPECT_EQ(change["asked_from"], "profile gb10-dense-mtp");
+  const auto chosen = change["chosen"].get<std::uint64_t>();
+  EXPECT_LT(chosen, 196608u);
+  EXPECT_EQ(chosen % 256, 0u);
+  EXPECT_EQ(doc["config"]["slots"], 3);
+  EXPECT_EQ(doc["config"]["ctx_total"], chosen * 3);
+  EXPECT_EQ(doc["settings"]["ctx_per_slot"]["source"], "fit (memory)");
+  // 256 cells more per slot would not fit.
+  const auto more = run_cli_on(
+      "no-gpu",
+      {"launch", "--dry-run", "--json", "--model", model, "--slots", "3", "--no-kvu", "--reserve",
+       "2GB", "--cache-ram", "0", "--no-fit", "--ctx-per-slot", std::to_string(chosen + 256)},
+      {});
+  EXPECT_EQ(more.exit_code, 3) << more.out;
+  // --force keeps the asked settings, unfitted.
+  const auto forced = run_cli_on("no-gpu",
+                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
+                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0", "--force"},
+                                 {});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(json::parse(forced.out)["plan"]["fits"], false);
+  EXPECT_TRUE(json::parse(forced.out)["fit"].is_null());
+}
+
+TEST(CliLaunch, FitLowersCommandLineValuesOnlyWhenAsked) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const std::vector<std::string> args = {
+      "launch",    "--dry-run", "--model",     model, "--slots",        "3",     "--no-kvu",
+      "--reserve", "2GB",       "--cache-ram", "0",   "--ctx-per-slot", "196608"};
+  const auto kept = run_cli_on("no-gpu", args, {});
+  EXPECT_EQ(kept.exit_code, 3) << kept.out;
+  EXPECT_NE(kept.out.find("DOES NOT FIT"), std::string::npos) << kept.out;
+  EXPECT_NE(kept.out.find("the fit may not lower ctx_per_slot, slots, cache_ram_mib"),
+            std::string::npos)
+      << kept.out;
+  auto fit_args = args;
+  fit_args.push_back("--fit");
+  const auto fitted = run_cli_on("no-gpu", fit_args, {});
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.err << fitted.out;
+  EXPECT_NE(fitted.out.find("to fit, gave up"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("ctx_per_slot 196608 → "), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("(was from command line)"), std::string::npos) << fitted.out;
+  EXPECT_EQ(fitted.out.find("DOES NOT FIT"), std::string::npos) << fitted.out;
+}
+
+TEST(CliLaunch, FitPriorityComesFromTheProfileAndIsChecked) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto profile = dir.write("p.json",
+                                 R"({"settings": {"slots": 3, "ctx_per_slot": 196608,
+                                     "kv_unified": "off", "cache_ram_mib": 0,
+                                     "fit_priority": ["slots", "ctx_per_slot"]}})");
+  const auto result = run_cli_on("no-gpu",
+                                 {"launch", "--dry-run", "--json", "--model", model, "--profile",
+                                  profile.string(), "--reserve", "2GB"},
+                                 {});
+  ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["fit"]["priority"], json({"slots", "ctx_per_slot"}));
+  EXPECT_EQ(doc["config"]["slots"], 3);  // slots first: kept
+  EXPECT_EQ(doc["fit"]["given_up"][0]["setting"], "ctx_per_slot");
+
+  const auto bad = dir.write("bad.json", R"({"settings": {"fit_priority": ["ctx", "slots"]}})");
+  const auto refused = run_cli_on(
+      "no-gpu", {"launch", "--dry-run", "--model", model, "--profile", bad.string()}, {});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("fit_priority"), std::string::npos) << refused.err;
 }
 
 TEST(CliLaunch, NothingFitsSaysWhatToChange) {
@@ -85,6 +173,9 @@ TEST(CliLaunch, NothingFitsSaysWhatToChange) {
   const auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", model}, {});
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_NE(result.out.find("Nothing fits with these settings"), std::string::npos) << result.out;
+  // The fit tried and says why it could not.
+  EXPECT_NE(result.out.find("nothing fits: even 256 cells per slot"), std::string::npos)
+      << result.out;
 }
 
 TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
@@ -607,6 +698,109 @@ TEST(CliLaunchStart, MtpModelLaunchedThenVerifiedPassesEveryK4Line) {
 
   const auto stopped = testing::run_binary({"stop"}, env);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
+}
+
+// The issue's first example: a 2 MB llama on a 25 GB machine without a GPU, no options. The
+// default profile (3 slots of 192K cells, a 24 GiB prompt cache) is fitted to the machine.
+TEST(CliLaunchCommand, NoOptionsOnASmallMachineFitsTheDefaultProfile) {
+  testing::TempDir dir;
+  testing::GgufWriter w;
+  w.add("general.architecture", testing::gguf_string("llama"))
+      .add("llama.block_count", testing::gguf_uint32(2))
+      .add("llama.context_length", testing::gguf_uint32(4096))
+      .add("llama.embedding_length", testing::gguf_uint32(256))
+      .add("llama.attention.head_count", testing::gguf_uint32(4))
+      .add("llama.attention.head_count_kv", testing::gguf_uint32(2));
+  w.tensor("token_embd.weight", {256, 2048}, gguf::GgmlType::f32);  // 2 MiB
+  std::filesystem::create_directories(dir.path() / "models");
+  w.write(dir.path() / "models" / "random-llama.gguf");
+  testing::TempDir root;
+  std::filesystem::copy(testing::sysroot_fixture("no-gpu"), root.path(),
+                        std::filesystem::copy_options::recursive);
+  root.write("proc/meminfo",
+             "MemTotal:       26000000 kB\nMemFree:        25000000 kB\n"
+             "MemAvailable:   24414062 kB\n");  // 25 GB
+  const auto result =
+      testing::run_binary({"--sysroot", root.path().string(), "launch", "--dry-run", "--json",
+                           "--models-dir", (dir.path() / "models").string(), "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          {"-u", "XDG_CONFIG_HOME", "HOME=" + dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const json doc = json::parse(result.out.substr(result.out.find("{\n")));
+  EXPECT_EQ(doc["profile"]["name"], "gb10-dense-mtp");
+  EXPECT_EQ(doc["plan"]["fits"], true);
+  EXPECT_LE(doc["plan"]["total_bytes"].get<std::uint64_t>(),
+            doc["plan"]["available_bytes"].get<std::uint64_t>());
+  ASSERT_EQ(doc["fit"]["given_up"].size(), 1u) << doc["fit"].dump();
+  EXPECT_EQ(doc["fit"]["given_up"][0]["setting"], "cache_ram_mib");
+  EXPECT_EQ(doc["fit"]["given_up"][0]["asked"], 24576);
+  EXPECT_LT(doc["fit"]["given_up"][0]["chosen"].get<std::int64_t>(), 24576);
+  EXPECT_EQ(doc["config"]["slots"], 3);
+  EXPECT_NE(doc["command_line"]["shell"].get<std::string>().find(
+                "--cache-ram " + doc["fit"]["given_up"][0]["chosen"].dump()),
+            std::string::npos)
+      << doc["command_line"]["shell"];
+}
+
+// launch measures the ready server, records the run per (architecture, build, backend), and
+// the next plan for the same triple applies it; verify compares plan and process.
+TEST(CliLaunchStart, CalibrationIsRecordedAppliedAndVerified) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "m.gguf";
+  testing::report_model().write(model);
+  const auto port = std::to_string(testing::free_tcp_port());
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+                                        "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
+                                        "STANDIN_LOAD_MS=100"};
+  const std::vector<std::string> args = {"launch",         "--json",
+                                         "--model",        model.string(),
+                                         "--llama-server", testing::stand_in_server_path().string(),
+                                         "--profile",      "single-slot",
+                                         "--ctx-per-slot", "4096",
+                                         "--port",         port,
+                                         "--reserve",      "0",
+                                         "--overhead",     "0",
+                                         "--cache-ram",    "0"};
+  const auto first = testing::run_binary(args, env);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const json one = json::parse(first.out.substr(first.out.find("{\n")));
+  const json& measured = one["calibration"];
+  ASSERT_TRUE(measured["measured_bytes"].is_number_unsigned()) << measured.dump();
+  EXPECT_EQ(measured["recorded"], true);
+  EXPECT_EQ(measured["runs"], 1);
+  EXPECT_EQ(measured["key"]["architecture"], "qwen35");
+  EXPECT_EQ(measured["key"]["backend"], "cpu");
+  EXPECT_GT(measured["rss_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(measured["log_buffers"].is_null());  // the stand-in prints no buffer lines
+  EXPECT_EQ(one["plan"]["calibration_bytes"], 0);
+  const std::int64_t difference =
+      static_cast<std::int64_t>(measured["measured_bytes"].get<std::uint64_t>()) -
+      static_cast<std::int64_t>(measured["planned_load_bytes"].get<std::uint64_t>());
+  ASSERT_EQ(testing::run_binary({"stop"}, env).exit_code, 0);
+
+  const auto second = testing::run_binary(args, env);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  const json two = json::parse(second.out.substr(second.out.find("{\n")));
+  EXPECT_EQ(two["plan"]["calibration_bytes"], difference);
+  EXPECT_NE(two["plan"]["calibration_source"].get<std::string>().find("median of 1 measured run"),
+            std::string::npos);
+  EXPECT_EQ(two["calibration"]["runs"], 2);
+  EXPECT_EQ(two["calibration"]["calibrated_load_bytes"],
+            two["plan"]["load_bytes"].get<std::int64_t>() + difference);
+
+  const auto verified = testing::run_binary({"verify", "--json"}, env);
+  EXPECT_NE(verified.out.find("plan-vs-measured"), std::string::npos) << verified.out;
+  EXPECT_NE(verified.out.find("error "), std::string::npos) << verified.out;
+  ASSERT_EQ(testing::run_binary({"stop"}, env).exit_code, 0);
+
+  auto explain = args;
+  explain[1] = "--dry-run";
+  explain.push_back("--explain");
+  const auto planned = testing::run_binary(explain, env);
+  ASSERT_EQ(planned.exit_code, 0) << planned.out;
+  EXPECT_NE(planned.out.find("learned: median of 2 measured run(s) of qwen35 on cpu"),
+            std::string::npos)
+      << planned.out;
 }
 
 TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {

@@ -402,6 +402,35 @@ TEST(Verify, MemoryWithoutNvmlWarnsOnLargeAnonymousRss) {
   EXPECT_EQ(check_memory(snapshot, nvml, {})[0].severity, Severity::ok);
 }
 
+TEST(Verify, PlanVsMeasuredShowsTheErrorAndWarnsAboveThePlan) {
+  ProcessSnapshot snapshot;
+  snapshot.process.stat.pid = 7;
+  snapshot.memory = sys::ProcessMemory{1000ull << 20, 400ull << 20, 600ull << 20, 0, "status"};
+  gpu::NvmlReport nvml;
+  Expectations expected;
+  // No planned figure (a server launch did not start): no finding.
+  ASSERT_EQ(check_memory(snapshot, nvml, expected).size(), 1u);
+  expected.weights_bytes = 580ull << 20;
+  expected.load_bytes = 980ull << 20;
+  expected.backend = "cpu";
+  auto findings = check_memory(snapshot, nvml, expected);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[1].id, "plan-vs-measured");
+  EXPECT_EQ(findings[1].severity, Severity::ok);
+  EXPECT_NE(findings[1].evidence.find("error +2.0%"), std::string::npos) << findings[1].evidence;
+  expected.load_bytes = 900ull << 20;  // the process holds 11% more than planned
+  findings = check_memory(snapshot, nvml, expected);
+  EXPECT_EQ(findings[1].severity, Severity::warn);
+  EXPECT_NE(findings[1].evidence.find("error +11.1%"), std::string::npos) << findings[1].evidence;
+  expected.cache_ram_bytes = 200ull << 20;  // unless the prompt cache's limit covers it
+  EXPECT_EQ(check_memory(snapshot, nvml, expected)[1].severity, Severity::ok);
+  // A CUDA server without NVML: unknown, never ok.
+  expected.backend = "cuda";
+  findings = check_memory(snapshot, nvml, expected);
+  EXPECT_EQ(findings[1].severity, Severity::warn);
+  EXPECT_NE(findings[1].evidence.find("measured unknown"), std::string::npos);
+}
+
 TEST(Verify, EmptyValueOfTheVariableStillFails) {
   ProcessSnapshot snapshot;
   snapshot.env = platform::Environment();

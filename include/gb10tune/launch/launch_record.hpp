@@ -53,6 +53,11 @@ struct LaunchRecord {
   std::uint64_t expected_weights_bytes = 0;
   std::uint64_t expected_kv_bytes = 0;  // KV + recurrent state
   std::uint64_t expected_total_bytes = 0;
+  // What the process should hold once loaded: the plan's load figure plus its calibration (0:
+  // not recorded, a record of an older gb10tune); and the prompt cache's limit on top.
+  std::uint64_t expected_load_bytes = 0;
+  std::uint64_t expected_cache_ram_bytes = 0;
+  std::string backend;  // "cpu" or "cuda": how a measurement of the process is read
   nlohmann::json plan;  // the full plan document, as `launch --dry-run --json` prints it
 };
 

@@ -14,6 +14,11 @@ namespace gb10tune::launch {
 Expected<std::string> resolve_server_binary(const std::string& name_or_path,
                                             const platform::Environment& env);
 
+// What tells one llama-server build from another without running it: the binary's resolved
+// path, size and modification time ("/opt/llama/bin/llama-server, 8123456 bytes, 2026-08-01T10:
+// 00:00Z"). A rebuild changes it; `path` alone when the file cannot be examined.
+std::string server_build_identity(const std::string& path);
+
 // `path` with a leading "~/" replaced by $HOME (unchanged when HOME is unset).
 std::string expand_home(const std::string& path, const platform::Environment& env);
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gb10tune/gguf/ggml_type.hpp"
@@ -53,7 +54,14 @@ struct PlanConfig {
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
   PlanBackend backend = PlanBackend::cpu;  // what the server's build will run on
   std::string backend_reason;              // why (choose_backend), for the report
+  // A correction learned from earlier runs (measured − planned at load, see calibration.hpp),
+  // added to the total; 0 and "" when there is none.
+  std::int64_t calibration_bytes = 0;
+  std::string calibration_source;
 };
+
+// "cpu" or "cuda".
+std::string_view backend_name(PlanBackend backend);
 
 // What the machine offers.
 struct PlanBudget {
@@ -101,11 +109,22 @@ struct MemoryPlan {
 
   std::vector<std::string> notes;  // what the user should know (MTP off, context clamped, …)
 
+  // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
+  // calibration): the figure a measurement of the running process is compared with.
+  std::uint64_t load_bytes() const {
+    return weights_bytes + projector_bytes + cache_bytes() + compute_bytes + output_bytes +
+           runtime_bytes;
+  }
+
   // KV + recurrent + MTP KV: everything that grows with context and slots.
   std::uint64_t cache_bytes() const {
     return kv_full_bytes + kv_swa_bytes + recurrent_bytes + mtp_kv_bytes;
   }
 };
+
+// The plan's total: every figure plus the calibration (which may be negative), never below 0.
+// The one place the total is summed.
+std::uint64_t total_of(const MemoryPlan& plan);
 
 // Computes the plan of `config` for `model` against `budget`. An Error (exit code 2) for a
 // configuration llama.cpp would refuse: zero slots, an unsupported architecture, a cache type

@@ -10,10 +10,21 @@
 #include "gb10tune/launch/profile.hpp"
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/calibration.hpp"
+#include "gb10tune/plan/fit.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/report/document.hpp"
 
 namespace gb10tune::report {
+
+// What the fit did to the settings.
+struct FitSummary {
+  std::string mode;                        // the fit setting: "auto" or "on"
+  std::vector<std::string> priority;       // fit_priority, most important first
+  std::vector<plan::FitChange> given_up;   // what was lowered, in priority order
+  std::vector<std::string> given_up_from;  // where each lowered value came from
+  std::string failed;                      // why nothing fits; "" when the fit succeeded
+};
 
 // Everything launch decided, by reference; all pointers are set.
 struct LaunchPreview {
@@ -29,7 +40,13 @@ struct LaunchPreview {
   const plan::PlanConfig* config = nullptr;
   const plan::MemoryPlan* plan = nullptr;
   const launch::ChildEnvironment* environment = nullptr;
+  const FitSummary* fit = nullptr;  // nullptr: the fit did not run
+  // The triple a measurement of this server is recorded for.
+  plan::CalibrationKey calibration_key;
 };
+
+// "ctx_per_slot 196608 → 65536 (profile gb10-dense-mtp)", one entry per lowered setting.
+std::vector<std::string> describe_fit_changes(const FitSummary& fit);
 
 // The launch document (the envelope and plan of plan_to_json, plus model files, profile,
 // settings with their sources, environment changes, command_line (argv, shell text, pieces

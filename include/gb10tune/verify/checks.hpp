@@ -46,7 +46,12 @@ struct Expectations {
   std::optional<std::string> model_path;      // as given to the server (-m); /props echoes it
   std::optional<std::uint64_t> weights_bytes;
   std::optional<std::uint64_t> kv_bytes;  // KV + recurrent state
-  std::string source;                     // "launch record" or "flags"
+  // What the process should hold once loaded (the plan's load figure plus its calibration),
+  // the prompt cache's limit that may come on top, and "cpu"/"cuda" (how to measure).
+  std::optional<std::uint64_t> load_bytes;
+  std::uint64_t cache_ram_bytes = 0;
+  std::string backend;
+  std::string source;  // "launch record" or "flags"
 };
 
 // The per-slot context llama-server (3f545be) reports in /props and /slots for a context of
@@ -104,7 +109,10 @@ GpuLogEvidence read_gpu_evidence(std::string_view log_text, std::string_view log
 // Check 2 (K3): resident memory against the plan, and NVML's per-process GPU figure: under
 // 1 GiB while RSS is over 10 GB is the managed path; a process NVML does not list, or a log
 // that shows the model in host memory, fails. Without NVML and without the log the answer is
-// unknown (warn), never ok. `nvml` may be unloaded; `log` is null when no log was read.
+// unknown (warn), never ok. `nvml` may be unloaded; `log` is null when no log was read. With a
+// planned load figure, also "plan-vs-measured": the measured memory (plan/calibration.hpp)
+// against it, with the error in %; a warning when the process holds more than 5% over the plan
+// plus the prompt cache's limit, or when the figure cannot be measured.
 std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
                                   const Expectations& expected,
                                   const GpuLogEvidence* log = nullptr);

@@ -47,7 +47,10 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
           {"expected",
            {{"weights_bytes", r.expected_weights_bytes},
             {"kv_bytes", r.expected_kv_bytes},
-            {"total_bytes", r.expected_total_bytes}}},
+            {"total_bytes", r.expected_total_bytes},
+            {"load_bytes", r.expected_load_bytes},
+            {"cache_ram_bytes", r.expected_cache_ram_bytes},
+            {"backend", r.backend}}},
           {"plan", r.plan}};
 }
 
@@ -99,6 +102,16 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
       get_field(expected, "total_bytes", r.expected_total_bytes, error);
   if (!ok) {
     return fail(error);
+  }
+  // Added later: optional, so that a record of an older gb10tune still reads.
+  const auto bytes = [&](const char* key) {
+    const auto it = expected.find(key);
+    return it != expected.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+  };
+  r.expected_load_bytes = bytes("load_bytes");
+  r.expected_cache_ram_bytes = bytes("cache_ram_bytes");
+  if (const auto it = expected.find("backend"); it != expected.end() && it->is_string()) {
+    r.backend = it->get<std::string>();
   }
   if (r.pid <= 0) {
     return fail(fmt::format("pid {} is not a process id", r.pid));

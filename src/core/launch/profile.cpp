@@ -100,6 +100,21 @@ const std::vector<SettingSpec>& launch_setting_specs() {
       {"port", K::integer, 8080, {}, 1, 65535, "port to listen on (--port)"},
       {"reserve", K::text, "12GB", {}, 0, 0, "memory kept for the system (K13)"},
       {"overhead", K::text, "32MiB", {}, 0, 0, "extra margin above the modelled buffers"},
+      {"fit",
+       K::text,
+       "auto",
+       {"auto", "on", "off"},
+       0,
+       0,
+       "when the plan does not fit: auto = lower what the command line did not set, on = lower "
+       "any of fit_priority's settings, off = refuse (exit 3)"},
+      {"fit_priority",
+       K::text_list,
+       json::array({"ctx_per_slot", "slots", "cache_ram_mib"}),
+       {"ctx_per_slot", "slots", "cache_ram_mib"},
+       0,
+       0,
+       "what the fit keeps largest, most important first"},
       {"timeout_s",
        K::integer,
        600,
@@ -176,6 +191,22 @@ Status check_setting(std::string_view key, const json& value, const std::string&
       if (!value.is_array() ||
           !std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); })) {
         return wrong("an array of strings");
+      }
+      for (std::size_t i = 0; i < value.size() && !spec->choices.empty(); ++i) {
+        const auto item = value[i].get<std::string>();
+        const bool known =
+            std::find(spec->choices.begin(), spec->choices.end(), item) != spec->choices.end();
+        bool repeated = false;
+        for (std::size_t j = 0; j < i; ++j) {
+          repeated = repeated || value[j].get<std::string>() == item;
+        }
+        if (!known || repeated) {
+          std::string choices;
+          for (const auto c : spec->choices) {
+            choices += (choices.empty() ? "" : ", ") + std::string(c);
+          }
+          return wrong("an array of distinct names among " + choices);
+        }
       }
       return {};
   }

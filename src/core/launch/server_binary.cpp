@@ -1,8 +1,10 @@
 #include "gb10tune/launch/server_binary.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 
 #include "gb10tune/util/strings.hpp"
@@ -57,6 +59,22 @@ Expected<std::string> resolve_server_binary(const std::string& name_or_path,
     }
   }
   return Error{fmt::format("{} is not on PATH; {}", name_or_path, how), ExitCode::usage};
+}
+
+std::string server_build_identity(const std::string& path) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);
+  const std::string name = ec ? path : real.string();
+  struct stat st {};
+  if (::stat(name.c_str(), &st) != 0) {
+    return name;
+  }
+  std::tm tm{};
+  const std::time_t modified = st.st_mtim.tv_sec;
+  ::gmtime_r(&modified, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return fmt::format("{}, {} bytes, {}", name, st.st_size, when);
 }
 
 }  // namespace gb10tune::launch

@@ -117,11 +117,29 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.projector_bytes = config.projector_bytes;
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;
-  plan.total_bytes = plan.weights_bytes + plan.projector_bytes + plan.cache_bytes() +
-                     plan.compute_bytes + plan.output_bytes + plan.runtime_bytes +
-                     plan.overhead_bytes + plan.cache_ram_bytes;
+  plan.calibration_bytes = config.calibration_bytes;
+  plan.calibration_source = config.calibration_source;
+  plan.total_bytes = total_of(plan);
   return plan;
 }
+
+}  // namespace
+
+std::string_view backend_name(PlanBackend backend) {
+  return backend == PlanBackend::cuda ? "cuda" : "cpu";
+}
+
+std::uint64_t total_of(const MemoryPlan& plan) {
+  const std::uint64_t sum = plan.load_bytes() + plan.overhead_bytes + plan.cache_ram_bytes;
+  // The calibration may be negative (the model overstated the process); the total never is.
+  if (plan.calibration_bytes < 0) {
+    const auto cut = static_cast<std::uint64_t>(-plan.calibration_bytes);
+    return sum > cut ? sum - cut : 0;
+  }
+  return sum + static_cast<std::uint64_t>(plan.calibration_bytes);
+}
+
+namespace {
 
 bool fits(const Expected<MemoryPlan>& plan, std::uint64_t available) {
   return plan && plan->total_bytes <= available;

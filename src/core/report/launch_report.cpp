@@ -1,6 +1,7 @@
 #include "gb10tune/report/launch_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -92,7 +93,43 @@ json launch_to_json(const LaunchPreview& p) {
                          {"pieces", pieces}};
   doc["adaptations"] = p.command->adaptations;
   doc["warnings"] = warnings;
+  if (p.fit != nullptr) {
+    json given_up = json::array();
+    for (std::size_t i = 0; i < p.fit->given_up.size(); ++i) {
+      const plan::FitChange& c = p.fit->given_up[i];
+      const bool mib = c.knob == plan::FitKnob::cache_ram;
+      given_up.push_back(
+          {{"setting", plan::fit_knob_key(c.knob)},
+           {"asked", mib ? c.asked >> 20 : c.asked},
+           {"chosen", mib ? c.chosen >> 20 : c.chosen},
+           {"asked_from",
+            i < p.fit->given_up_from.size() ? json(p.fit->given_up_from[i]) : json(nullptr)}});
+    }
+    doc["fit"] = {{"mode", p.fit->mode},
+                  {"priority", p.fit->priority},
+                  {"given_up", given_up},
+                  {"failed", p.fit->failed.empty() ? json(nullptr) : json(p.fit->failed)}};
+  } else {
+    doc["fit"] = nullptr;
+  }
   return doc;
+}
+
+std::vector<std::string> describe_fit_changes(const FitSummary& fit) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < fit.given_up.size(); ++i) {
+    const plan::FitChange& c = fit.given_up[i];
+    const std::string from =
+        i < fit.given_up_from.size() ? fmt::format(" (was from {})", fit.given_up_from[i]) : "";
+    if (c.knob == plan::FitKnob::cache_ram) {
+      out.push_back(fmt::format("{} {} → {}{}", plan::fit_knob_key(c.knob), c.asked >> 20,
+                                c.chosen >> 20, from));
+    } else {
+      out.push_back(
+          fmt::format("{} {} → {}{}", plan::fit_knob_key(c.knob), c.asked, c.chosen, from));
+    }
+  }
+  return out;
 }
 
 std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, bool explain) {
@@ -132,6 +169,16 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
   }
 
   out += render_plan_text(*p.model, *p.config, *p.plan, style);
+  if (p.fit != nullptr && !p.fit->failed.empty()) {
+    out += fmt::format("\n{} ({}, priority {}): {}\n", style.bold("fit"), p.fit->mode,
+                       fmt::join(p.fit->priority, " > "), p.fit->failed);
+  } else if (p.fit != nullptr && !p.fit->given_up.empty()) {
+    out += fmt::format("\n{} ({}, priority {}): to fit, gave up\n", style.bold("fit"), p.fit->mode,
+                       fmt::join(p.fit->priority, " > "));
+    for (const auto& line : describe_fit_changes(*p.fit)) {
+      out += "  - " + line + '\n';
+    }
+  }
 
   if (!p.environment->changes.empty()) {
     out += '\n' + style.bold("environment") + '\n';

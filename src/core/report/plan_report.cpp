@@ -111,6 +111,10 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
       {"runtime_host_bytes", plan.runtime.host},
       {"runtime_device_bytes", plan.runtime.device},
       {"overhead_bytes", plan.overhead_bytes},
+      {"calibration_bytes", plan.calibration_bytes},
+      {"calibration_source",
+       plan.calibration_source.empty() ? json(nullptr) : json(plan.calibration_source)},
+      {"load_bytes", plan.load_bytes()},
       {"buffers",
        {{"main", buffers_json(plan.buffers.main)}, {"mtp", buffers_json(plan.buffers.mtp)}}},
       {"cache_ram_bytes", plan.cache_ram_bytes},
@@ -183,6 +187,12 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
           : std::string("the llama-server process itself (measured)"));
   row("margin (--overhead)", plan.overhead_bytes, "explicit extra margin");
   row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+  if (plan.calibration_bytes != 0 || !plan.calibration_source.empty()) {
+    out += fmt::format(
+        "  {:<24}{:>12}  {:>16} B  learned: {}\n", "calibration",
+        fmt::format("{:+.2f} MiB", static_cast<double>(plan.calibration_bytes) / 1048576.0),
+        fmt::format("{:+}", plan.calibration_bytes), plan.calibration_source);
+  }
   out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
   if (plan.available_bytes) {
     out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/checks.hpp"
 
@@ -10,10 +11,69 @@ namespace {
 constexpr std::uint64_t kLargeRss = 10'000'000'000ULL;  // "RSS over 10 GB" (K3)
 constexpr std::uint64_t kSmallGpu = 1ULL << 30;         // "under 1 GiB" (K3)
 
+constexpr double kPlanTolerancePercent = 5.0;
+
+// The process's memory against the plan's load figure (see check_memory).
+Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
+                         const Expectations& expected) {
+  Finding finding;
+  finding.id = "plan-vs-measured";
+  finding.fact = "K13";
+  finding.summary = "the memory plan matches the process";
+  const std::uint64_t planned = *expected.load_bytes;
+  const auto backend =
+      expected.backend == "cuda" ? plan::PlanBackend::cuda : plan::PlanBackend::cpu;
+  const sys::ProcessMemory& memory = *snapshot.memory;
+  plan::ProcessReading reading;
+  reading.vm_rss = memory.vm_rss;
+  reading.rss_anon = memory.rss_anon;
+  reading.rss_file = memory.rss_file;
+  reading.rss_shmem = memory.rss_shmem;
+  if (nvml.loaded) {
+    std::uint64_t bytes = 0;
+    for (const gpu::GpuProcessMemory& entry : nvml.processes) {
+      bytes +=
+          entry.pid == static_cast<std::uint32_t>(snapshot.process.stat.pid) ? entry.used_bytes : 0;
+    }
+    reading.gpu_bytes = bytes;
+  }
+  plan::MemoryPlan weights;
+  weights.weights_bytes = expected.weights_bytes.value_or(0);
+  const plan::Measurement m = plan::measure(weights, backend, reading);
+  if (!m.measured_bytes) {
+    finding.severity = Severity::warn;
+    finding.evidence = fmt::format("plan at load {} ({}); measured unknown: {}",
+                                   format_bytes(planned), expected.backend, m.unknown_because);
+    finding.fix = "install the NVIDIA driver's NVML (libnvidia-ml.so.1) to measure a CUDA server";
+    return finding;
+  }
+  const double error = plan::error_percent(planned, *m.measured_bytes);
+  finding.evidence =
+      fmt::format("plan at load {}, measured {} ({}): error {:+.1f}%", format_bytes(planned),
+                  format_bytes(*m.measured_bytes), m.how, error);
+  if (expected.cache_ram_bytes > 0) {
+    finding.evidence += fmt::format("; the prompt cache may add up to {} as it fills",
+                                    format_bytes(expected.cache_ram_bytes));
+  }
+  const double limit = static_cast<double>(planned + expected.cache_ram_bytes) *
+                       (1.0 + kPlanTolerancePercent / 100.0);
+  if (static_cast<double>(*m.measured_bytes) > limit) {
+    finding.severity = Severity::warn;
+    finding.evidence += ": the process holds more than the plan allowed";
+    finding.fix =
+        "stop it and launch again: the next plan applies the calibration recorded by launch; or "
+        "raise --overhead";
+  }
+  return finding;
+}
+
 }  // namespace
 
-std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
-                                  const Expectations& expected, const GpuLogEvidence* log) {
+namespace {
+
+// The device-path finding (K3).
+std::vector<Finding> check_device_path(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
+                                       const Expectations& expected, const GpuLogEvidence* log) {
   Finding finding;
   finding.id = "device-memory-path";
   finding.fact = "K3";
@@ -112,6 +172,17 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
       "check the environment and -ngl findings; install the NVIDIA driver's NVML "
       "(libnvidia-ml.so.1) for a definite answer";
   return {finding};
+}
+
+}  // namespace
+
+std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
+                                  const Expectations& expected, const GpuLogEvidence* log) {
+  std::vector<Finding> findings = check_device_path(snapshot, nvml, expected, log);
+  if (snapshot.memory && expected.load_bytes) {
+    findings.push_back(plan_vs_measured(snapshot, nvml, expected));
+  }
+  return findings;
 }
 
 }  // namespace gb10tune::verify

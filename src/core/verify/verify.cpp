@@ -123,6 +123,11 @@ Expectations from_record(const launch::LaunchRecord& record) {
     expected.weights_bytes = record.expected_weights_bytes;
     expected.kv_bytes = record.expected_kv_bytes;
   }
+  if (record.expected_load_bytes > 0) {
+    expected.load_bytes = record.expected_load_bytes;
+    expected.cache_ram_bytes = record.expected_cache_ram_bytes;
+    expected.backend = record.backend;
+  }
   return expected;
 }
 

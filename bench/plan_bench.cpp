@@ -1,0 +1,87 @@
+// How long `gb10tune launch --dry-run` takes from start to exit: the GGUF header of a sparse
+// 18 GB model (64 blocks, 321 tensors, a 150k-token vocabulary), the llama-server's --help
+// (the stand-in prints a real build's), the settings, the clean environment, the memory plan
+// and, because the profile asks for more than a small machine has, the fit search.
+// The budget (issue 12): 20 dry runs in well under 2 s. The counter `twenty_runs_s` is the time
+// of 20 runs; each iteration is one run as a separate process.
+// Run: build/bench/plan_bench
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gb10tune/platform/process.hpp"
+#include "support/gguf_writer.hpp"
+#include "support/test_models.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace gb10tune::testing;
+
+// The model and a state directory, written once and removed at exit.
+class Setup {
+ public:
+  Setup() {
+    m_dir = fs::temp_directory_path() / ("gb10tune-plan-bench-" + std::to_string(::getpid()));
+    fs::create_directories(m_dir);
+    m_model = m_dir / "Qwen3.8-27B-Q4_K_M.gguf";
+    GgufWriter w = report_model();
+    std::vector<std::string> tokens;
+    std::vector<std::int32_t> types;
+    for (int i = 0; i < 150000; ++i) {
+      tokens.push_back("tok" + std::to_string(i));
+      types.push_back(1);
+    }
+    w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
+        .add("tokenizer.ggml.token_type", gguf_int32_array(types));
+    add_large_model_tensors(w);
+    m_bytes = w.write(m_model);
+    ::setenv("XDG_STATE_HOME", (m_dir / "state").c_str(), 1);
+    ::setenv("XDG_CONFIG_HOME", (m_dir / "config").c_str(), 1);
+  }
+  ~Setup() {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  const fs::path& model() const { return m_model; }
+  std::uint64_t bytes() const { return m_bytes; }
+
+ private:
+  fs::path m_dir;
+  fs::path m_model;
+  std::uint64_t m_bytes = 0;
+};
+
+const Setup& setup() {
+  static const Setup instance;
+  return instance;
+}
+
+void BM_LaunchDryRun(benchmark::State& state) {
+  const Setup& s = setup();
+  const std::vector<std::string> argv = {
+      GB10TUNE_BINARY, "launch",           "--dry-run",      "--json",
+      "--model",       s.model().string(), "--llama-server", GB10TUNE_STAND_IN_SERVER};
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto begin = std::chrono::steady_clock::now();
+    const auto run = gb10tune::platform::run_capture(argv, 60s);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    // 0: planned (fitted where needed); 3: nothing fits this machine. Both are complete plans.
+    if (!run || (run->exit_status != 0 && run->exit_status != 3)) {
+      state.SkipWithError(run ? run->output.c_str() : run.error().message.c_str());
+      return;
+    }
+  }
+  state.counters["twenty_runs_s"] = seconds / static_cast<double>(state.iterations()) * 20.0;
+  state.counters["file_GB"] = static_cast<double>(s.bytes()) / 1e9;
+}
+BENCHMARK(BM_LaunchDryRun)->Unit(benchmark::kMillisecond)->Iterations(20);
+
+}  // namespace
+BENCHMARK_MAIN();

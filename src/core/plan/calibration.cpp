@@ -1,0 +1,312 @@
+#include "gb10tune/plan/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/util/strings.hpp"
+#include "gb10tune/util/text_file.hpp"
+
+namespace gb10tune::plan {
+
+namespace {
+
+using nlohmann::json;
+
+// The number after "= " in "… size = 1858.63 MiB", in bytes; nullopt when malformed.
+std::optional<std::uint64_t> mib_after(std::string_view line, std::size_t at) {
+  std::string_view rest = line.substr(at);
+  while (!rest.empty() && rest.front() == ' ') {
+    rest.remove_prefix(1);
+  }
+  std::size_t end = 0;
+  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) {
+    ++end;
+  }
+  if (end == 0 || rest.substr(end).find("MiB") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  double mib = 0;
+  try {
+    mib = std::stod(std::string(rest.substr(0, end)));
+  } catch (...) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(std::llround(mib * 1048576.0));
+}
+
+json optional_json(const std::optional<std::uint64_t>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+std::optional<std::uint64_t> optional_u64(const json& doc, const char* key) {
+  const auto it = doc.find(key);
+  if (it == doc.end() || !it->is_number_unsigned()) {
+    return std::nullopt;
+  }
+  return it->get<std::uint64_t>();
+}
+
+}  // namespace
+
+std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
+  LogBuffers buffers;
+  std::size_t start = 0;
+  while (start < log_text.size()) {
+    std::size_t end = log_text.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = log_text.size();
+    }
+    const std::string_view line = log_text.substr(start, end - start);
+    start = end + 1;
+    // "compute buffer size is …, matches expectation" (debug) has no " = ": not counted.
+    const std::size_t at = line.find(" buffer size = ");
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    const auto bytes = mib_after(line, at + std::string_view(" buffer size = ").size());
+    if (!bytes) {
+      continue;
+    }
+    const std::string_view before = line.substr(0, at);
+    const auto ends_with_word = [&](std::string_view word) {
+      return before.size() >= word.size() && before.substr(before.size() - word.size()) == word;
+    };
+    std::uint64_t* target = nullptr;
+    if (ends_with_word("model")) {
+      target = &buffers.model_bytes;
+    } else if (ends_with_word("KV")) {
+      target = &buffers.kv_bytes;
+    } else if (ends_with_word("RS")) {
+      target = &buffers.recurrent_bytes;
+    } else if (ends_with_word("compute")) {
+      target = &buffers.compute_bytes;
+    } else if (ends_with_word("output")) {
+      target = &buffers.output_bytes;
+    }
+    if (target != nullptr) {
+      *target += *bytes;
+      ++buffers.lines;
+    }
+  }
+  if (buffers.lines == 0) {
+    return std::nullopt;
+  }
+  return buffers;
+}
+
+Measurement measure(const MemoryPlan& plan, PlanBackend backend, const ProcessReading& reading) {
+  Measurement m;
+  m.how = fmt::format("RSS {} (anon {}, file {}, shmem {})", format_bytes(reading.vm_rss),
+                      format_bytes(reading.rss_anon), format_bytes(reading.rss_file),
+                      format_bytes(reading.rss_shmem));
+  if (backend == PlanBackend::cuda) {
+    if (!reading.gpu_bytes) {
+      m.unknown_because =
+          "NVML's per-process figure is not available, and the device buffers are not in the "
+          "process's RSS";
+      return m;
+    }
+    m.how += fmt::format(" + NVML per-process {}", format_bytes(*reading.gpu_bytes));
+    m.measured_bytes = reading.vm_rss + *reading.gpu_bytes;
+    return m;
+  }
+  std::uint64_t measured = reading.vm_rss;
+  // mmapped weights are file-backed; when neither the file pages nor the anonymous ones hold
+  // them all, the rest is not resident yet.
+  const std::uint64_t weights = plan.weights_bytes + plan.projector_bytes;
+  if (reading.rss_file < weights && reading.rss_anon < weights) {
+    m.weights_not_resident = weights - reading.rss_file;
+    measured += m.weights_not_resident;
+    m.how += fmt::format(" + {} of mmapped weights not resident yet",
+                         format_bytes(m.weights_not_resident));
+  }
+  if (reading.log) {
+    const LogBuffers& log = *reading.log;
+    const std::uint64_t anonymous =
+        log.kv_bytes + log.recurrent_bytes + log.compute_bytes + log.output_bytes;
+    if (reading.rss_anon < anonymous) {
+      m.buffers_not_touched = anonymous - reading.rss_anon;
+      measured += m.buffers_not_touched;
+      m.how += fmt::format(" + {} of the log's buffers not touched yet",
+                           format_bytes(m.buffers_not_touched));
+    }
+  }
+  m.measured_bytes = measured;
+  return m;
+}
+
+double error_percent(std::uint64_t planned, std::uint64_t measured) {
+  if (planned == 0) {
+    return 0.0;
+  }
+  return (static_cast<double>(measured) - static_cast<double>(planned)) /
+         static_cast<double>(planned) * 100.0;
+}
+
+const CalibrationEntry* CalibrationStore::find(const CalibrationKey& key) const {
+  const auto it = std::find_if(entries.begin(), entries.end(),
+                               [&](const CalibrationEntry& e) { return e.key == key; });
+  return it == entries.end() ? nullptr : &*it;
+}
+
+void CalibrationStore::add(const CalibrationKey& key, CalibrationRun run) {
+  auto it = std::find_if(entries.begin(), entries.end(),
+                         [&](const CalibrationEntry& e) { return e.key == key; });
+  CalibrationEntry entry;
+  if (it != entries.end()) {
+    entry = std::move(*it);
+    entries.erase(it);
+  } else {
+    entry.key = key;
+  }
+  entry.runs.push_back(std::move(run));
+  if (entry.runs.size() > kCalibrationRunsKept) {
+    entry.runs.erase(entry.runs.begin(),
+                     entry.runs.end() - static_cast<std::ptrdiff_t>(kCalibrationRunsKept));
+  }
+  entries.push_back(std::move(entry));
+  if (entries.size() > kCalibrationKeysKept) {
+    entries.erase(entries.begin(),
+                  entries.end() - static_cast<std::ptrdiff_t>(kCalibrationKeysKept));
+  }
+}
+
+std::optional<Correction> correction_for(const CalibrationStore& store, const CalibrationKey& key) {
+  const CalibrationEntry* entry = store.find(key);
+  if (entry == nullptr || entry->runs.empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> differences;
+  for (const CalibrationRun& run : entry->runs) {
+    if (run.plan_model == kCalibrationPlanModel) {
+      differences.push_back(run.difference());
+    }
+  }
+  if (differences.empty()) {
+    return std::nullopt;
+  }
+  std::sort(differences.begin(), differences.end());
+  const std::size_t n = differences.size();
+  // The median; of an even count, the larger middle value (the safer one).
+  Correction c;
+  c.bytes = differences[n / 2];
+  c.runs = n;
+  c.source = fmt::format("median of {} measured run(s) of {} on {}, build {}", n, key.architecture,
+                         backend_name(key.backend), key.build);
+  return c;
+}
+
+json store_to_json(const CalibrationStore& store) {
+  json entries = json::array();
+  for (const CalibrationEntry& entry : store.entries) {
+    json runs = json::array();
+    for (const CalibrationRun& r : entry.runs) {
+      runs.push_back({{"at", r.at},
+                      {"planned_bytes", r.planned_bytes},
+                      {"measured_bytes", r.measured_bytes},
+                      {"difference_bytes", r.difference()},
+                      {"rss_anon_bytes", r.rss_anon},
+                      {"rss_file_bytes", r.rss_file},
+                      {"rss_shmem_bytes", r.rss_shmem},
+                      {"gpu_bytes", optional_json(r.gpu_bytes)},
+                      {"log_buffer_bytes", optional_json(r.log_buffer_bytes)},
+                      {"ctx_per_slot", r.ctx_per_slot},
+                      {"slots", r.slots},
+                      {"plan_model", r.plan_model}});
+    }
+    entries.push_back({{"architecture", entry.key.architecture},
+                       {"build", entry.key.build},
+                       {"backend", backend_name(entry.key.backend)},
+                       {"runs", runs}});
+  }
+  return {{"schema_version", 1}, {"entries", entries}};
+}
+
+Expected<CalibrationStore> store_from_json(const json& doc, const std::string& source) {
+  const auto bad = [&](std::string_view what) {
+    return Error{fmt::format("calibration file {}: {}; remove it (the next launch records a new "
+                             "one)",
+                             source, what),
+                 ExitCode::failed};
+  };
+  if (!doc.is_object() || doc.value("schema_version", 0) != 1 || !doc.contains("entries") ||
+      !doc["entries"].is_array()) {
+    return bad("not a schema_version 1 document with an entries array");
+  }
+  CalibrationStore store;
+  for (const json& e : doc["entries"]) {
+    if (!e.is_object() || !e.value("architecture", json()).is_string() ||
+        !e.value("build", json()).is_string() || !e.value("backend", json()).is_string() ||
+        !e.value("runs", json()).is_array()) {
+      return bad("an entry lacks architecture, build, backend or runs");
+    }
+    CalibrationEntry entry;
+    entry.key.architecture = e["architecture"].get<std::string>();
+    entry.key.build = e["build"].get<std::string>();
+    const auto backend = e["backend"].get<std::string>();
+    if (backend != "cpu" && backend != "cuda") {
+      return bad(fmt::format("unknown backend '{}'", backend));
+    }
+    entry.key.backend = backend == "cuda" ? PlanBackend::cuda : PlanBackend::cpu;
+    for (const json& r : e["runs"]) {
+      const auto planned = r.is_object() ? optional_u64(r, "planned_bytes") : std::nullopt;
+      const auto measured = r.is_object() ? optional_u64(r, "measured_bytes") : std::nullopt;
+      if (!planned || !measured) {
+        return bad("a run lacks planned_bytes or measured_bytes");
+      }
+      CalibrationRun run;
+      run.at = r.value("at", std::string());
+      run.planned_bytes = *planned;
+      run.measured_bytes = *measured;
+      run.rss_anon = optional_u64(r, "rss_anon_bytes").value_or(0);
+      run.rss_file = optional_u64(r, "rss_file_bytes").value_or(0);
+      run.rss_shmem = optional_u64(r, "rss_shmem_bytes").value_or(0);
+      run.gpu_bytes = optional_u64(r, "gpu_bytes");
+      run.log_buffer_bytes = optional_u64(r, "log_buffer_bytes");
+      run.ctx_per_slot = optional_u64(r, "ctx_per_slot").value_or(0);
+      run.slots = static_cast<std::uint32_t>(optional_u64(r, "slots").value_or(0));
+      run.plan_model = static_cast<int>(optional_u64(r, "plan_model").value_or(0));
+      entry.runs.push_back(std::move(run));
+    }
+    store.entries.push_back(std::move(entry));
+  }
+  return store;
+}
+
+Expected<CalibrationStore> read_calibration_store(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (ec || status.type() == std::filesystem::file_type::not_found) {
+    return CalibrationStore{};
+  }
+  if (status.type() != std::filesystem::file_type::regular) {
+    return Error{fmt::format("calibration file {} is not a regular file (a symlink is not "
+                             "followed); remove it",
+                             path.string()),
+                 ExitCode::failed};
+  }
+  const auto text = read_text_file(path);
+  if (!text) {
+    return Error{fmt::format("calibration file {} cannot be read; fix its permissions or remove "
+                             "it",
+                             path.string()),
+                 ExitCode::failed};
+  }
+  const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return Error{fmt::format("calibration file {} is not valid JSON; remove it (the next launch "
+                             "records a new one)",
+                             path.string()),
+                 ExitCode::failed};
+  }
+  return store_from_json(doc, path.string());
+}
+
+Status write_calibration_store(const std::filesystem::path& path, const CalibrationStore& store) {
+  return platform::write_file_atomic(path, store_to_json(store).dump(2) + "\n");
+}
+
+}  // namespace gb10tune::plan

@@ -1,0 +1,218 @@
+#include "gb10tune/plan/calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/test_context.hpp"
+#include "support/test_models.hpp"
+
+namespace gb10tune::plan {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+// Buffer lines of a CUDA llama-server at -lv 4 (llama.cpp 3f545be, the K22 run), with the
+// debug line that must not count and the KV cache's summary line.
+constexpr std::string_view kCudaLog =
+    "load_tensors: offloaded 9/9 layers to GPU\n"
+    "load_tensors:        CUDA0 model buffer size =  1858.63 MiB\n"
+    "load_tensors:   CPU_Mapped model buffer size =     2.50 MiB\n"
+    "llama_context:  CUDA_Host  output buffer size =     0.00 MiB\n"
+    "llama_kv_cache:      CUDA0 KV buffer size =   512.00 MiB\n"
+    "llama_kv_cache: size =  512.00 MiB ( 32768 cells,   8 layers,  2/1 seqs), K (f16):  256.00 "
+    "MiB, V (f16):  256.00 MiB\n"
+    "sched_reserve:      CUDA0 compute buffer size =    92.01 MiB\n"
+    "sched_reserve:  CUDA_Host compute buffer size =    40.01 MiB\n"
+    "graph_reserve:      CUDA0 compute buffer size is  92.0100 MiB, matches expectation of  "
+    "92.0100 MiB\n";
+
+TEST(Calibration, BufferLinesAreSummedByKind) {
+  const auto buffers = parse_buffer_lines(kCudaLog);
+  ASSERT_TRUE(buffers);
+  EXPECT_EQ(buffers->lines, 6);
+  EXPECT_EQ(buffers->model_bytes, static_cast<std::uint64_t>((1858.63 + 2.50) * 1048576.0 + 0.5));
+  EXPECT_EQ(buffers->kv_bytes, 512 * kMiB);
+  EXPECT_EQ(buffers->compute_bytes, static_cast<std::uint64_t>(92.01 * 1048576.0 + 0.5) +
+                                        static_cast<std::uint64_t>(40.01 * 1048576.0 + 0.5));
+  EXPECT_EQ(buffers->output_bytes, 0u);
+  EXPECT_FALSE(parse_buffer_lines("main: model loaded\nbuffer size = lots\n"));
+  const auto rs = parse_buffer_lines(
+      "llama_memory_recurrent:        CPU RS buffer size =    "
+      "18.00 MiB\n");
+  ASSERT_TRUE(rs);
+  EXPECT_EQ(rs->recurrent_bytes, 18 * kMiB);
+}
+
+MemoryPlan plan_of(std::uint64_t weights, std::uint64_t kv) {
+  MemoryPlan plan;
+  plan.weights_bytes = weights;
+  plan.kv_full_bytes = kv;
+  return plan;
+}
+
+TEST(Calibration, CpuMeasurementCountsWeightsNotYetResident) {
+  const MemoryPlan plan = plan_of(800 * kMiB, 100 * kMiB);
+  ProcessReading mmapped{.vm_rss = 600 * kMiB,
+                         .rss_anon = 200 * kMiB,
+                         .rss_file = 400 * kMiB,
+                         .rss_shmem = 0,
+                         .gpu_bytes = std::nullopt,
+                         .log = std::nullopt};
+  const Measurement m = measure(plan, PlanBackend::cpu, mmapped);
+  ASSERT_TRUE(m.measured_bytes);
+  EXPECT_EQ(m.weights_not_resident, 400 * kMiB);
+  EXPECT_EQ(*m.measured_bytes, 1000 * kMiB);
+  EXPECT_NE(m.how.find("not resident"), std::string::npos);
+
+  // Loaded without mmap: the weights are anonymous memory; RSS is the whole figure.
+  ProcessReading loaded = mmapped;
+  loaded.rss_anon = 950 * kMiB;
+  loaded.rss_file = 10 * kMiB;
+  loaded.vm_rss = 960 * kMiB;
+  const Measurement n = measure(plan, PlanBackend::cpu, loaded);
+  EXPECT_EQ(n.weights_not_resident, 0u);
+  EXPECT_EQ(*n.measured_bytes, 960 * kMiB);
+}
+
+// The CPU llama-server of docs/memory-plan.md right after load: the compute buffer's pages are
+// not touched yet; with the log's buffer lines they are counted in full.
+TEST(Calibration, CpuMeasurementCountsLoggedBuffersNotYetTouched) {
+  const MemoryPlan plan = plan_of(607303680, 384 * kMiB);
+  ProcessReading reading;
+  reading.rss_anon = 390 * kMiB;
+  reading.rss_file = 592 * kMiB;
+  reading.vm_rss = 982 * kMiB;
+  EXPECT_EQ(*measure(plan, PlanBackend::cpu, reading).measured_bytes, 982 * kMiB);
+  reading.log = parse_buffer_lines(
+      "load_tensors:   CPU_Mapped model buffer size =   579.17 MiB\n"
+      "llama_kv_cache:        CPU KV buffer size =   384.00 MiB\n"
+      "sched_reserve:        CPU compute buffer size =    68.00 MiB\n");
+  ASSERT_TRUE(reading.log);
+  const Measurement m = measure(plan, PlanBackend::cpu, reading);
+  EXPECT_EQ(m.buffers_not_touched, 62 * kMiB);  // 384 + 68 − 390
+  EXPECT_EQ(*m.measured_bytes, 1044 * kMiB);
+  EXPECT_NE(m.how.find("not touched yet"), std::string::npos);
+}
+
+TEST(Calibration, CudaNeedsNvmlAndAddsItToTheHostRss) {
+  const MemoryPlan plan = plan_of(1858 * kMiB, 512 * kMiB);
+  ProcessReading reading;
+  reading.vm_rss = 371 * kMiB;
+  reading.rss_anon = 158 * kMiB;
+  reading.rss_file = 161 * kMiB;
+  const Measurement unknown = measure(plan, PlanBackend::cuda, reading);
+  EXPECT_FALSE(unknown.measured_bytes);
+  EXPECT_NE(unknown.unknown_because.find("NVML"), std::string::npos);
+  reading.gpu_bytes = 3052 * kMiB;
+  const Measurement m = measure(plan, PlanBackend::cuda, reading);
+  ASSERT_TRUE(m.measured_bytes);
+  EXPECT_EQ(*m.measured_bytes, (3052 + 371) * kMiB);
+  EXPECT_NEAR(error_percent(1000, 1050), 5.0, 1e-9);
+  EXPECT_EQ(error_percent(0, 5), 0.0);
+}
+
+CalibrationRun run_of(std::uint64_t planned, std::uint64_t measured) {
+  CalibrationRun run;
+  run.planned_bytes = planned;
+  run.measured_bytes = measured;
+  return run;
+}
+
+TEST(Calibration, CorrectionIsTheMedianOfABoundedHistoryPerTriple) {
+  const CalibrationKey cpu{"llama", "build-a", PlanBackend::cpu};
+  const CalibrationKey cuda{"llama", "build-a", PlanBackend::cuda};
+  CalibrationStore store;
+  EXPECT_FALSE(correction_for(store, cpu));
+  store.add(cpu, run_of(1000, 1300));  // +300
+  store.add(cpu, run_of(1000, 900));   // -100
+  store.add(cpu, run_of(2000, 2250));  // +250
+  const auto c = correction_for(store, cpu);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->bytes, 250);
+  EXPECT_EQ(c->runs, 3u);
+  EXPECT_NE(c->source.find("llama on cpu"), std::string::npos);
+  EXPECT_FALSE(correction_for(store, cuda));  // another backend learns on its own
+  // Runs measured against an older plan (it modelled less) no longer count.
+  CalibrationRun old = run_of(1000, 5000);
+  old.plan_model = kCalibrationPlanModel - 1;
+  store.add(cuda, old);
+  EXPECT_FALSE(correction_for(store, cuda));
+  store.add(cpu, old);
+  EXPECT_EQ(correction_for(store, cpu)->bytes, 250);
+  EXPECT_EQ(correction_for(store, cpu)->runs, 3u);
+
+  for (int i = 0; i < 20; ++i) {
+    store.add(cpu, run_of(1000, 1010));
+  }
+  EXPECT_EQ(store.find(cpu)->runs.size(), kCalibrationRunsKept);
+  EXPECT_EQ(correction_for(store, cpu)->bytes, 10);
+  for (std::size_t i = 0; i < kCalibrationKeysKept + 5; ++i) {
+    store.add({"arch" + std::to_string(i), "b", PlanBackend::cpu}, run_of(1, 2));
+  }
+  EXPECT_EQ(store.entries.size(), kCalibrationKeysKept);
+  EXPECT_EQ(store.find(cpu), nullptr);  // the least recently measured went first
+}
+
+TEST(Calibration, StoreRoundTripsAndRejectsWhatItCannotTrust) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "calibration.json";
+  auto empty = read_calibration_store(path);
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_TRUE(empty->entries.empty());
+
+  CalibrationStore store;
+  CalibrationRun run = run_of(1000, 1234);
+  run.gpu_bytes = 77;
+  run.rss_file = 5;
+  store.add({"qwen35", "b1", PlanBackend::cuda}, run);
+  ASSERT_TRUE(write_calibration_store(path, store));
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::others_read,
+            std::filesystem::perms::none);
+  const auto back = read_calibration_store(path);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->entries.size(), 1u);
+  EXPECT_EQ(back->entries[0].key, (CalibrationKey{"qwen35", "b1", PlanBackend::cuda}));
+  EXPECT_EQ(back->entries[0].runs[0].difference(), 234);
+  EXPECT_EQ(back->entries[0].runs[0].gpu_bytes, 77u);
+  EXPECT_EQ(back->entries[0].runs[0].plan_model, kCalibrationPlanModel);
+  EXPECT_FALSE(back->entries[0].runs[0].log_buffer_bytes);
+
+  dir.write("bad.json", "{\"schema_version\": 1, \"entries\": [{\"architecture\": 3}]}");
+  const auto bad = read_calibration_store(dir.path() / "bad.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("bad.json"), std::string::npos);
+  dir.write("junk.json", "{not json");
+  EXPECT_FALSE(read_calibration_store(dir.path() / "junk.json"));
+
+  const auto link = dir.path() / "link.json";
+  std::filesystem::create_symlink(path, link);
+  const auto linked = read_calibration_store(link);
+  ASSERT_FALSE(linked);
+  EXPECT_NE(linked.error().message.find("symlink"), std::string::npos);
+}
+
+TEST(Calibration, PlanTotalAddsTheCorrectionAndNeverGoesBelowZero) {
+  auto facts = testing::describe(testing::report_model());
+  ASSERT_TRUE(facts);
+  PlanConfig config;
+  config.ctx_total = 4096;
+  config.cache_ram_bytes = 0;
+  config.overhead_bytes = 0;
+  const auto plain = make_plan(*facts, config, {});
+  config.calibration_bytes = 300 * static_cast<std::int64_t>(kMiB);
+  config.calibration_source = "median of 1 measured run(s)";
+  const auto up = make_plan(*facts, config, {});
+  ASSERT_TRUE(plain && up);
+  EXPECT_EQ(up->total_bytes, plain->total_bytes + 300 * kMiB);
+  EXPECT_EQ(up->calibration_bytes, 300 * static_cast<std::int64_t>(kMiB));
+  EXPECT_EQ(up->calibration_source, "median of 1 measured run(s)");
+  EXPECT_EQ(up->load_bytes(), plain->load_bytes());  // the modelled figure stays uncalibrated
+  config.calibration_bytes = -static_cast<std::int64_t>(plain->total_bytes) - 5;
+  const auto down = make_plan(*facts, config, {});
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->total_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace gb10tune::plan
