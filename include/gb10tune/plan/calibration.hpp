@@ -38,7 +38,8 @@ inline constexpr std::size_t kCalibrationKeysKept = 32;
 // The version of what the plan models at load. A run records it, and only runs of the current
 // version make a correction: when the plan learns to model more (compute buffers, the CUDA
 // runtime), the differences measured against the older plan no longer apply. Bump it then.
-inline constexpr int kCalibrationPlanModel = 1;
+// 1: weights, caches and a flat overhead; 2: llama.cpp's compute, output and runtime memory.
+inline constexpr int kCalibrationPlanModel = 2;
 
 // What a calibration is learned for.
 struct CalibrationKey {
