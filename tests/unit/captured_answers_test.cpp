@@ -178,7 +178,7 @@ TEST(CapturedAnswers, VerifyExpectsWhatTheServerReported) {
 TEST(CapturedAnswers, UnsetSlotsFollowTheBuildsDefault) {
   const CaptureMachine machine;
   const std::vector<std::string> argv = {"llama-server", "-m",
-                                         "/tmp/models-mtp/tiny-qwen35-mtp.gguf", "-c", "8192"};
+                                         "/models/tiny-qwen35-mtp.gguf", "-c", "8192"};
   const FlagsOutcome current = machine.flags_of_argv(argv, "help-2026-08-commit-3f545be.txt");
   EXPECT_EQ(current.expected.slots, 4u);
   EXPECT_EQ(current.expected.ctx_per_slot, 8192u);  // unified: every slot may use the pool
