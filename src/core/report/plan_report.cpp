@@ -29,10 +29,6 @@ std::string signed_gib(std::int64_t bytes) {
                      static_cast<double>(bytes < 0 ? -bytes : bytes) / 1073741824.0);
 }
 
-std::string_view backend_name(plan::PlanBackend backend) {
-  return backend == plan::PlanBackend::cuda ? "cuda" : "cpu";
-}
-
 json buffers_json(const plan::ContextBuffers& buffers) {
   return {{"compute_host_bytes", buffers.compute_host},
           {"compute_device_bytes", buffers.compute_device},
@@ -84,7 +80,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
                    {"swa_full", config.swa_full},
                    {"ubatch", config.ubatch},
                    {"batch", config.batch},
-                   {"backend", backend_name(config.backend)},
+                   {"backend", plan::backend_name(config.backend)},
                    {"backend_reason", config.backend_reason},
                    {"mtp", config.mtp},
                    {"draft_n_max", config.draft_n_max},
@@ -135,7 +131,7 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
                              const plan::MemoryPlan& plan, const TextStyle& style) {
   std::string out = fmt::format("{} — {} ({}{})\n", style.bold("memory plan"), model.source,
                                 model.architecture, model.name.empty() ? "" : ", " + model.name);
-  out += fmt::format("backend {}: {}\n", backend_name(config.backend),
+  out += fmt::format("backend {}: {}\n", plan::backend_name(config.backend),
                      config.backend_reason.empty() ? "as configured" : config.backend_reason);
   out += fmt::format(
       "context {} cells in {} stream{}{}; {} slot{}, up to {} cells each; KV {}/{}{}\n\n",
