@@ -74,9 +74,9 @@ class CapturedProbe final : public ServerProbe {
 // (same headers: written by the tests' GGUF writer), and no config.ini.
 struct CaptureMachine {
   CaptureMachine() : root(dir.path()) {
-    std::filesystem::create_directories(dir.path() / "tmp/models-mtp");
-    testing::tiny_qwen35_model(true).write(dir.path() / "tmp/models-mtp/tiny-qwen35-mtp.gguf");
-    testing::tiny_qwen35_model(false).write(dir.path() / "tmp/models-mtp/tiny-qwen35.gguf");
+    std::filesystem::create_directories(dir.path() / "models");
+    testing::tiny_qwen35_model(true).write(dir.path() / "models/tiny-qwen35-mtp.gguf");
+    testing::tiny_qwen35_model(false).write(dir.path() / "models/tiny-qwen35.gguf");
   }
 
   // verify's flags check of a process started with the captured command.
