@@ -618,6 +618,15 @@ TEST(VerifyGpuEvidence, LayersFlagAloneIsNoEvidence) {
   confirm_gpu_layers(unknown, nullptr, nvml, 7, {});
   EXPECT_EQ(unknown.severity, Severity::warn);
   EXPECT_NE(unknown.evidence.find("no server log was read"), std::string::npos) << unknown.evidence;
+  EXPECT_NE(unknown.fix.find("with gb10tune launch"), std::string::npos) << unknown.fix;
+  // Started by launch (the planned weights are known): the fix names NVML, not launch again.
+  Expectations launched;
+  launched.weights_bytes = 16'800'000'000ull;
+  Finding known_size = k1;
+  confirm_gpu_layers(known_size, nullptr, nvml, 7, launched);
+  EXPECT_EQ(known_size.severity, Severity::warn);
+  EXPECT_EQ(known_size.fix.find("gb10tune launch"), std::string::npos) << known_size.fix;
+  EXPECT_NE(known_size.fix.find("libnvidia-ml.so.1"), std::string::npos) << known_size.fix;
 
   const GpuLogEvidence cpu = read_gpu_evidence(cpu_server_log(), "server.log");
   Finding against = k1;

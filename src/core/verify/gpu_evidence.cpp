@@ -201,8 +201,12 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
   finding.evidence +=
       fmt::format("; unknown whether the layers are there: {}", fmt::join(missing, "; "));
   finding.fix =
-      "start the server with -lv 4 (its log then says how many layers went to the GPU), or "
-      "with gb10tune launch so that verify knows the model's size";
+      expected.weights_bytes
+          ? "start the server with -lv 4 (its log then says how many layers went to the GPU), "
+            "or install the NVIDIA driver's NVML (libnvidia-ml.so.1) so that verify can weigh "
+            "the process's GPU memory against the planned weights"
+          : "start the server with -lv 4 (its log then says how many layers went to the GPU), "
+            "or with gb10tune launch so that verify knows the model's size";
 }
 
 }  // namespace gb10tune::verify
