@@ -24,16 +24,7 @@ class SparseModel {
   SparseModel() {
     m_path = std::filesystem::temp_directory_path() /
              ("gb10tune-bench-" + std::to_string(::getpid()) + ".gguf");
-    GgufWriter w = gb10tune::testing::report_model();  // the report's qwen35 + MTP block
-    std::vector<std::string> tokens;
-    std::vector<std::int32_t> types;
-    for (int i = 0; i < 150000; ++i) {
-      tokens.push_back("tok" + std::to_string(i));
-      types.push_back(1);
-    }
-    w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
-        .add("tokenizer.ggml.token_type", gguf_int32_array(types));
-    gb10tune::testing::add_large_model_tensors(w);
+    GgufWriter w = large_report_model();
     m_size = w.write(m_path);
   }
   ~SparseModel() {

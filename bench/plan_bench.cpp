@@ -31,16 +31,7 @@ class Setup {
     m_dir = fs::temp_directory_path() / ("gb10tune-plan-bench-" + std::to_string(::getpid()));
     fs::create_directories(m_dir);
     m_model = m_dir / "Qwen3.8-27B-Q4_K_M.gguf";
-    GgufWriter w = report_model();
-    std::vector<std::string> tokens;
-    std::vector<std::int32_t> types;
-    for (int i = 0; i < 150000; ++i) {
-      tokens.push_back("tok" + std::to_string(i));
-      types.push_back(1);
-    }
-    w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
-        .add("tokenizer.ggml.token_type", gguf_int32_array(types));
-    add_large_model_tensors(w);
+    GgufWriter w = large_report_model();
     m_bytes = w.write(m_model);
     ::setenv("XDG_STATE_HOME", (m_dir / "state").c_str(), 1);
     ::setenv("XDG_CONFIG_HOME", (m_dir / "config").c_str(), 1);

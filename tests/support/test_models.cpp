@@ -150,4 +150,18 @@ void add_large_model_tensors(GgufWriter& w) {
   }
 }
 
+GgufWriter large_report_model() {
+  GgufWriter w = report_model();
+  std::vector<std::string> tokens;
+  std::vector<std::int32_t> types;
+  for (int i = 0; i < 150000; ++i) {
+    tokens.push_back("tok" + std::to_string(i));
+    types.push_back(1);
+  }
+  w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
+      .add("tokenizer.ggml.token_type", gguf_int32_array(types));
+  add_large_model_tensors(w);
+  return w;
+}
+
 }  // namespace gb10tune::testing

@@ -28,4 +28,8 @@ GgufWriter tiny_qwen35_model(bool mtp = true, std::uint32_t context_length = 327
 // and attention weights): about 18 GB of data, written as a sparse hole.
 void add_large_model_tensors(GgufWriter& w);
 
+// The report's model at full size, as the benchmarks read it: report_model() with a
+// tokenizer-sized metadata section (150k tokens) and add_large_model_tensors().
+GgufWriter large_report_model();
+
 }  // namespace gb10tune::testing

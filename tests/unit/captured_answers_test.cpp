@@ -177,8 +177,8 @@ TEST(CapturedAnswers, VerifyExpectsWhatTheServerReported) {
 // capture), 1 slot in the 2025-02 build (its --help says "default: 1").
 TEST(CapturedAnswers, UnsetSlotsFollowTheBuildsDefault) {
   const CaptureMachine machine;
-  const std::vector<std::string> argv = {"llama-server", "-m",
-                                         "/models/tiny-qwen35-mtp.gguf", "-c", "8192"};
+  const std::vector<std::string> argv = {"llama-server", "-m", "/models/tiny-qwen35-mtp.gguf", "-c",
+                                         "8192"};
   const FlagsOutcome current = machine.flags_of_argv(argv, "help-2026-08-commit-3f545be.txt");
   EXPECT_EQ(current.expected.slots, 4u);
   EXPECT_EQ(current.expected.ctx_per_slot, 8192u);  // unified: every slot may use the pool
