@@ -39,23 +39,10 @@ class CapturedProbe final : public ServerProbe {
   explicit CapturedProbe(std::string scenario) : m_scenario(std::move(scenario)) {}
   HealthAnswer health() override { return {HealthState::ready, 200, ""}; }
   Expected<PropsAnswer> props() override {
-    const auto props = http::parse_props(captured(m_scenario, "props.json"));
-    if (!props) {
-      return props.error();
-    }
-    return PropsAnswer{props->n_ctx_per_slot, props->total_slots, props->model_path,
-                       props->build_info, props->speculative_types};
+    return read_props_answer(captured(m_scenario, "props.json"));
   }
   Expected<std::vector<SlotAnswer>> slots() override {
-    const auto slots = http::parse_slots(captured(m_scenario, "slots.json"));
-    if (!slots) {
-      return slots.error();
-    }
-    std::vector<SlotAnswer> out;
-    for (const http::SlotInfo& slot : *slots) {
-      out.push_back({slot.id, slot.n_ctx, slot.speculative, slot.is_processing});
-    }
-    return out;
+    return read_slots_answer(captured(m_scenario, "slots.json"));
   }
   Expected<SmokeTimings> smoke() override {
     const auto t = http::parse_completion_timings(captured(m_scenario, "completion.json"));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gb10tune/util/expected.hpp"
@@ -62,5 +63,11 @@ class ServerProbe {
   // One short chat completion; an Error when it fails or carries no timings.
   virtual Expected<SmokeTimings> smoke() = 0;
 };
+
+// Parses a GET /props body into what verify compares (http::parse_props' errors).
+Expected<PropsAnswer> read_props_answer(std::string_view body);
+
+// Parses a GET /slots body into its slots (http::parse_slots' errors).
+Expected<std::vector<SlotAnswer>> read_slots_answer(std::string_view body);
 
 }  // namespace gb10tune::verify

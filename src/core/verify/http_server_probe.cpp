@@ -9,6 +9,27 @@
 
 namespace gb10tune::verify {
 
+Expected<PropsAnswer> read_props_answer(std::string_view body) {
+  auto props = http::parse_props(body);
+  if (!props) {
+    return props.error();
+  }
+  return PropsAnswer{props->n_ctx_per_slot, props->total_slots, props->model_path,
+                     props->build_info, props->speculative_types};
+}
+
+Expected<std::vector<SlotAnswer>> read_slots_answer(std::string_view body) {
+  auto slots = http::parse_slots(body);
+  if (!slots) {
+    return slots.error();
+  }
+  std::vector<SlotAnswer> out;
+  for (const http::SlotInfo& slot : *slots) {
+    out.push_back({slot.id, slot.n_ctx, slot.speculative, slot.is_processing});
+  }
+  return out;
+}
+
 namespace {
 
 class HttpServerProbe final : public ServerProbe {
@@ -49,12 +70,7 @@ class HttpServerProbe final : public ServerProbe {
     if (!body) {
       return body.error();
     }
-    auto props = http::parse_props(*body);
-    if (!props) {
-      return props.error();
-    }
-    return PropsAnswer{props->n_ctx_per_slot, props->total_slots, props->model_path,
-                       props->build_info, props->speculative_types};
+    return read_props_answer(*body);
   }
 
   Expected<std::vector<SlotAnswer>> slots() override {
@@ -62,15 +78,7 @@ class HttpServerProbe final : public ServerProbe {
     if (!body) {
       return body.error();
     }
-    auto slots = http::parse_slots(*body);
-    if (!slots) {
-      return slots.error();
-    }
-    std::vector<SlotAnswer> out;
-    for (const http::SlotInfo& slot : *slots) {
-      out.push_back({slot.id, slot.n_ctx, slot.speculative, slot.is_processing});
-    }
-    return out;
+    return read_slots_answer(*body);
   }
 
   Expected<SmokeTimings> smoke() override {
