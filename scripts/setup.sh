@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the build dependencies that are missing (Debian/Ubuntu packages), then configures
-# and builds gb10tune. Safe to run again: it only installs what is missing and rebuilds what
+# the build and compiles the gb10tune binary only (scripts/test.sh builds the tests). Safe to run again: it only installs what is missing and rebuilds what
 # changed.
 #
 #   scripts/setup.sh              release build in build/ (CUDA parts when nvcc is found)
@@ -45,4 +45,4 @@ fi
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
   -DGB10TUNE_CUDA="$cuda" -DGB10TUNE_SANITIZE="$sanitize" \
   -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" "${extra[@]}" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+cmake --build "$build_dir" -j "$(nproc)" --target gb10tune

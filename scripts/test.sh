@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds gb10tune (through setup.sh, same options) and runs every test with CTest.
+# Builds gb10tune (through setup.sh, same options), then the tests, and runs them with CTest.
 # Tests labelled `gpu` skip cleanly on a machine without an NVIDIA GPU.
 #
 #   scripts/test.sh              release build, all tests
@@ -9,4 +9,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh "$@"
 build_dir=build
 for arg in "$@"; do [ "$arg" = --sanitize ] && build_dir=build-asan; done
+cmake --build "$build_dir" -j "$(nproc)"  # the tests, the stand-in server and the benchmarks
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

@@ -173,7 +173,7 @@ Status save_result(const nlohmann::json& doc, const std::string& name, Context& 
   return {};
 }
 
-ExitCode fail(Context& ctx, const Error& error) {
+ExitCode fail_bench_server(Context& ctx, const Error& error) {
   *ctx.err << "gb10tune bench server: " << error.message << "\n";
   return error.code;
 }
@@ -182,21 +182,21 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   if (!options.save.empty()) {
     // Check the name, and that nothing would be replaced, before spending minutes on the run.
     if (const Status valid = bench::check_result_name(options.save); !valid) {
-      return fail(ctx, valid.error());
+      return fail_bench_server(ctx, valid.error());
     }
     if (const Status free = check_save_target(options, ctx); !free) {
-      return fail(ctx, free.error());
+      return fail_bench_server(ctx, free.error());
     }
   }
   const auto workload = load_workload(options);
   if (!workload) {
-    return fail(ctx, workload.error());
+    return fail_bench_server(ctx, workload.error());
   }
   const std::optional<launch::LaunchRecord> record = find_launch_record(ctx);
   std::string url = options.url;
   if (url.empty()) {
     if (!record) {
-      return fail(ctx, Error{"no --url and no launch record: give the server's address, such as "
+      return fail_bench_server(ctx, Error{"no --url and no launch record: give the server's address, such as "
                              "--url http://127.0.0.1:8080, or start it with `gb10tune launch`",
                              ExitCode::usage});
     }
@@ -205,15 +205,15 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   const auto endpoint = ctx.connect_server(
       url, std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000)));
   if (!endpoint) {
-    return fail(ctx, endpoint.error());
+    return fail_bench_server(ctx, endpoint.error());
   }
   const auto info = endpoint->info();
   if (!info) {
-    return fail(ctx, info.error());
+    return fail_bench_server(ctx, info.error());
   }
   const auto roof_inputs = roofline_inputs(options, record, *info, ctx);
   if (!roof_inputs) {
-    return fail(ctx, roof_inputs.error());
+    return fail_bench_server(ctx, roof_inputs.error());
   }
 
   platform::InterruptGuard interrupt;
@@ -235,7 +235,7 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
                           workload->requests.size());
   auto levels = bench::run_server_bench(inputs);
   if (!levels) {
-    return fail(ctx, levels.error());
+    return fail_bench_server(ctx, levels.error());
   }
 
   bench::ServerBenchResult result;
@@ -295,10 +295,10 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   if (!options.save.empty()) {
     // A result saved meanwhile (another run) is not replaced either.
     if (const Status free = check_save_target(options, ctx); !free) {
-      return fail(ctx, free.error());
+      return fail_bench_server(ctx, free.error());
     }
     if (const Status saved = save_result(doc, options.save, ctx); !saved) {
-      return fail(ctx, saved.error());
+      return fail_bench_server(ctx, saved.error());
     }
   }
   return ExitCode::ok;
