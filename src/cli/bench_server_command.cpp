@@ -196,9 +196,10 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   std::string url = options.url;
   if (url.empty()) {
     if (!record) {
-      return fail_bench_server(ctx, Error{"no --url and no launch record: give the server's address, such as "
-                             "--url http://127.0.0.1:8080, or start it with `gb10tune launch`",
-                             ExitCode::usage});
+      return fail_bench_server(
+          ctx, Error{"no --url and no launch record: give the server's address, such as "
+                     "--url http://127.0.0.1:8080, or start it with `gb10tune launch`",
+                     ExitCode::usage});
     }
     url = record->url;
   }
