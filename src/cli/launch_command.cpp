@@ -161,6 +161,46 @@ Expected<std::string> find_projector(const launch::LaunchSettings& s, const fs::
   return folder->projectors.front().string();
 }
 
+// llama-server's projector options given after -- (-mm/--mmproj FILE, --mmproj=FILE,
+// --no-mmproj-offload, --mmproj-offload) become launch's own settings, so that the plan counts
+// the projector and the command carries it once. An Error when they contradict launch's own
+// options.
+Status lift_projector_args(LaunchOptions& in) {
+  std::vector<std::string> kept;
+  const auto set = [&in](const char* key, const char* option, const nlohmann::json& value,
+                         const std::string& arg) -> Status {
+    if (in.values.contains(key) && in.values[key] != value) {
+      return Error{
+          fmt::format("{} after -- contradicts launch's own {}; give it once", arg, option),
+          ExitCode::usage};
+    }
+    in.values[key] = value;
+    return {};
+  };
+  for (std::size_t i = 0; i < in.extra.size(); ++i) {
+    const std::string& arg = in.extra[i];
+    Status status;
+    if (arg == "-mm" || arg == "--mmproj") {
+      if (i + 1 >= in.extra.size()) {
+        return Error{fmt::format("{} after -- needs a file", arg), ExitCode::usage};
+      }
+      status = set("mmproj", "--mmproj/--no-mmproj", in.extra[i + 1], arg);
+      ++i;
+    } else if (arg.rfind("--mmproj=", 0) == 0) {
+      status = set("mmproj", "--mmproj/--no-mmproj", arg.substr(9), arg);
+    } else if (arg == "--no-mmproj-offload" || arg == "--mmproj-offload") {
+      status = set("mmproj_offload", "--no-mmproj-offload", arg == "--mmproj-offload", arg);
+    } else {
+      kept.push_back(arg);
+    }
+    if (!status) {
+      return status;
+    }
+  }
+  in.extra = std::move(kept);
+  return {};
+}
+
 // The settings layers: built-in < profile < user config < command line.
 struct Layers {
   std::optional<launch::SettingsDocument> user;
@@ -187,7 +227,8 @@ launch::LaunchSettings resolve(const Layers& layers, const launch::SettingsDocum
 }
 
 plan::PlanConfig plan_config(const launch::LaunchSettings& s, const launch::ServerCommand& cmd,
-                             std::uint64_t projector_bytes, std::uint64_t overhead) {
+                             const std::optional<model::ProjectorFacts>& projector,
+                             std::uint64_t overhead) {
   plan::PlanConfig config;
   config.ctx_total = cmd.ctx_total;
   config.slots = cmd.slots;
@@ -202,7 +243,8 @@ plan::PlanConfig plan_config(const launch::LaunchSettings& s, const launch::Serv
   const auto ram = s.integer("cache_ram_mib");
   // -1 (no limit) is planned by plan_unbounded_cache once the cache geometry is known.
   config.cache_ram_bytes = ram < 0 ? 0 : static_cast<std::uint64_t>(ram) << 20;
-  config.projector_bytes = projector_bytes;
+  config.projector = projector;
+  config.projector_offload = s.boolean("mmproj_offload");
   config.overhead_bytes = overhead;
   return config;
 }
@@ -304,6 +346,9 @@ ExitCode run(LaunchOptions in, Context& ctx) {
                                        in.extra.front()),
                            ExitCode::usage});
   }
+  if (auto lifted = lift_projector_args(in); !lifted) {
+    return fail(ctx, lifted.error());
+  }
   if (!in.extra.empty()) {
     in.values["extra_args"] = in.extra;
   }
@@ -377,7 +422,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!mmproj) {
     return fail(ctx, mmproj.error());
   }
-  std::uint64_t projector_bytes = 0;
+  std::optional<model::ProjectorFacts> projector_facts;
   if (!mmproj->empty()) {
     const auto projector_file = read_named("mmproj", *mmproj);
     if (!projector_file) {
@@ -387,7 +432,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     if (!projector) {
       return fail(ctx, Error{projector.error().message, ExitCode::usage});
     }
-    projector_bytes = projector->weight_bytes;
+    projector_facts = *projector;
   }
 
   const auto server_path = launch::resolve_server_binary(settings.text("llama_server"), ctx.env);
@@ -466,7 +511,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   plan::CalibrationKey key{facts->architecture, launch::server_build_identity(*server_path),
                            plan::PlanBackend::cpu};
   const auto configure = [&](const launch::LaunchSettings& s, const launch::ServerCommand& cmd) {
-    auto config = plan_config(s, cmd, projector_bytes, *overhead);
+    auto config = plan_config(s, cmd, projector_facts, *overhead);
     // The backend decides which compute buffers the server makes (one CPU buffer, or CUDA0 +
     // CUDA_Host) and whether the CUDA runtime's memory counts.
     plan::BackendEvidence evidence;
@@ -568,7 +613,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     preview.model_files.push_back(shard.string());
   }
   preview.mmproj_path = *mmproj;
-  preview.projector_bytes = projector_bytes;
+  preview.projector_bytes = plan->projector_bytes + plan->projector_compute_bytes;
   preview.server_path = *server_path;
   preview.profile = layers.profile;
   preview.profile_reason = layers.profile_reason;
@@ -648,6 +693,10 @@ Runner setup_launch(CLI::App& app) {
       ->option_text("FILE");
   sub->add_flag_callback(
       "--no-mmproj", [o] { o->values["mmproj"] = "none"; }, "No projector, even if one is there");
+  sub->add_flag_callback(
+      "--no-mmproj-offload", [o] { o->values["mmproj_offload"] = false; },
+      "Keep the projector's weights and compute buffer in host memory (llama-server "
+      "--no-mmproj-offload)");
   sub->add_option_function<std::string>("--llama-server", set("llama_server"),
                                         "The llama-server binary (default: from PATH)")
       ->option_text("PATH");

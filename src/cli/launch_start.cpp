@@ -214,6 +214,7 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.expected_total_bytes = p.plan->total_bytes;
   r.expected_load_bytes = calibrated_load(*p.plan);
   r.expected_cache_ram_bytes = p.plan->cache_ram_bytes;
+  r.expected_projector_bytes = p.plan->projector_bytes + p.plan->projector_compute_bytes;
   r.backend = std::string(plan::backend_name(p.config->backend));
   r.plan = report::launch_to_json(p);
   (void)settings;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "gb10tune/platform/process.hpp"
@@ -817,6 +818,143 @@ TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {
   EXPECT_EQ(result.exit_code, 5) << result.out;
   EXPECT_NE(result.out.find("out of memory"), std::string::npos) << result.out;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "state/gb10tune/llama-server.pid"));
+}
+
+}  // namespace
+}  // namespace gb10tune
+
+namespace gb10tune {
+namespace {
+
+// A gemma3 projector header (896 px images in 14 px patches, a 1152-wide tower of 16 heads).
+std::string write_gemma3_projector(const testing::TempDir& dir) {
+  testing::GgufWriter p;
+  p.add("general.architecture", testing::gguf_string("clip"));
+  p.add("clip.projector_type", testing::gguf_string("gemma3"));
+  p.add("clip.has_vision_encoder", testing::gguf_bool(true));
+  p.add("clip.vision.image_size", testing::gguf_uint32(896));
+  p.add("clip.vision.patch_size", testing::gguf_uint32(14));
+  p.add("clip.vision.embedding_length", testing::gguf_uint32(1152));
+  p.add("clip.vision.feed_forward_length", testing::gguf_uint32(4304));
+  p.add("clip.vision.block_count", testing::gguf_uint32(27));
+  p.add("clip.vision.attention.head_count", testing::gguf_uint32(16));
+  p.tensor("v.patch_embd.weight", {14, 14, 3, 1152}, gguf::GgmlType::f16);
+  p.tensor("mm.input_projection.weight", {2560, 1152}, gguf::GgmlType::f16);
+  const auto path = (dir.path() / "mmproj-gemma3.gguf").string();
+  p.write(path);
+  return path;
+}
+
+std::uint64_t weights_of_gemma3_projector() {
+  return (14ull * 14 * 3 * 1152 + 2560ull * 1152) * 2;
+}
+
+json dry_run(const std::vector<std::string>& args, int expected_exit = 0) {
+  std::vector<std::string> argv{"launch", "--dry-run", "--json", "--llama-server",
+                                testing::stand_in_server_path().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto result = testing::run_cli_on("gb10", argv, {});
+  EXPECT_EQ(result.exit_code, expected_exit) << result.err << result.out;
+  return result.exit_code == 0 ? json::parse(result.out) : json::object();
+}
+
+int count_of(const std::vector<std::string>& argv, const std::string& word) {
+  return static_cast<int>(std::count(argv.begin(), argv.end(), word));
+}
+
+TEST(CliLaunchProjector, WeightsAndComputeBufferAreRowsOfThePlanOnTheGpu) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "model.gguf").string();
+  testing::tiny_qwen35_model(false).write(model);
+  const auto mmproj = write_gemma3_projector(dir);
+  const json doc = dry_run({"--model", model, "--mmproj", mmproj, "--backend", "cuda", "--no-mtp",
+                            "--slots", "1", "-c", "4096"});
+  ASSERT_TRUE(doc.contains("plan"));
+  const json& plan = doc["plan"];
+  EXPECT_EQ(plan["projector_bytes"].get<std::uint64_t>(), weights_of_gemma3_projector());
+  EXPECT_EQ(plan["projector"]["buffer"], "CUDA0");
+  EXPECT_EQ(plan["projector"]["type"], "gemma3");
+  // flash attention on (the profile): the MLP phase of 4096 patches.
+  EXPECT_EQ(plan["projector_compute_bytes"].get<std::uint64_t>(), (3ull * 1152 + 4304) * 4096 * 4);
+  const auto parts =
+      plan["weights_bytes"].get<std::uint64_t>() + plan["projector_bytes"].get<std::uint64_t>() +
+      plan["projector_compute_bytes"].get<std::uint64_t>() +
+      plan["kv_full_bytes"].get<std::uint64_t>() + plan["kv_swa_bytes"].get<std::uint64_t>() +
+      plan["recurrent_bytes"].get<std::uint64_t>() + plan["mtp_kv_bytes"].get<std::uint64_t>() +
+      plan["compute_bytes"].get<std::uint64_t>() + plan["output_bytes"].get<std::uint64_t>() +
+      plan["runtime_bytes"].get<std::uint64_t>();
+  EXPECT_EQ(plan["load_bytes"].get<std::uint64_t>(), parts);
+  const auto argv = doc["command_line"]["argv"].get<std::vector<std::string>>();
+  EXPECT_EQ(count_of(argv, "--mmproj"), 1);
+  EXPECT_EQ(count_of(argv, "--no-mmproj-offload"), 0);
+}
+
+TEST(CliLaunchProjector, NoOffloadKeepsItInHostMemoryAndIsPassedOn) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "model.gguf").string();
+  testing::tiny_qwen35_model(false).write(model);
+  const auto mmproj = write_gemma3_projector(dir);
+  const json doc = dry_run({"--model", model, "--mmproj", mmproj, "--backend", "cuda", "--no-mtp",
+                            "--no-mmproj-offload", "--flash-attn", "off"});
+  ASSERT_TRUE(doc.contains("plan"));
+  EXPECT_EQ(doc["plan"]["projector"]["buffer"], "CPU");
+  EXPECT_EQ(doc["plan"]["projector"]["peak_phase"], "attention scores (KQ)");
+  EXPECT_EQ(doc["plan"]["projector_compute_bytes"].get<std::uint64_t>(),
+            4096ull * 4096 * 16 * 4 + 6ull * 1152 * 4096 * 4);
+  EXPECT_EQ(doc["config"]["mmproj_offload"], false);
+  const auto argv = doc["command_line"]["argv"].get<std::vector<std::string>>();
+  EXPECT_EQ(count_of(argv, "--no-mmproj-offload"), 1);
+  EXPECT_EQ(doc["settings"]["mmproj_offload"]["source"], "command line");
+}
+
+TEST(CliLaunchProjector, ProjectorOptionsAfterDoubleDashArePlannedAndPassedOnce) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "model.gguf").string();
+  testing::tiny_qwen35_model(false).write(model);
+  const auto mmproj = write_gemma3_projector(dir);
+  for (const std::vector<std::string>& after :
+       {std::vector<std::string>{"-mm", mmproj, "--no-mmproj-offload"},
+        std::vector<std::string>{"--mmproj=" + mmproj, "--no-mmproj-offload", "--threads", "4"}}) {
+    std::vector<std::string> args{"--model", model, "--backend", "cuda", "--no-mtp", "--"};
+    args.insert(args.end(), after.begin(), after.end());
+    const json doc = dry_run(args);
+    ASSERT_TRUE(doc.contains("plan")) << after.front();
+    EXPECT_EQ(doc["plan"]["projector_bytes"].get<std::uint64_t>(), weights_of_gemma3_projector());
+    EXPECT_EQ(doc["plan"]["projector"]["buffer"], "CPU");
+    const auto argv = doc["command_line"]["argv"].get<std::vector<std::string>>();
+    EXPECT_EQ(count_of(argv, "--mmproj"), 1);
+    EXPECT_EQ(count_of(argv, "-mm"), 0);
+    EXPECT_EQ(count_of(argv, "--no-mmproj-offload"), 1);
+  }
+}
+
+TEST(CliLaunchProjector, DoubleDashProjectorContradictingLaunchsOwnIsAUsageError) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "model.gguf").string();
+  testing::tiny_qwen35_model(false).write(model);
+  const auto mmproj = write_gemma3_projector(dir);
+  const auto result = testing::run_cli_on(
+      "gb10",
+      {"launch", "--dry-run", "--llama-server", testing::stand_in_server_path().string(), "--model",
+       model, "--no-mmproj", "--", "--mmproj", mmproj},
+      {});
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_NE(result.err.find("contradicts launch's own --mmproj"), std::string::npos) << result.err;
+}
+
+TEST(CliLaunchProjector, ProfileKeyTurnsOffloadOff) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "model.gguf").string();
+  testing::tiny_qwen35_model(false).write(model);
+  const auto mmproj = write_gemma3_projector(dir);
+  const auto profile =
+      dir.write("profile.json", R"({"description": "projector on the CPU", "settings": )"
+                                R"({"mmproj_offload": false, "mtp": "off"}})");
+  const json doc = dry_run(
+      {"--model", model, "--mmproj", mmproj, "--backend", "cuda", "--profile", profile.string()});
+  ASSERT_TRUE(doc.contains("plan"));
+  EXPECT_EQ(doc["plan"]["projector"]["buffer"], "CPU");
+  EXPECT_EQ(doc["settings"]["mmproj_offload"]["source"], "profile " + profile.string());
 }
 
 }  // namespace

@@ -122,6 +122,36 @@ TEST(CliVerify, LaunchRecordOfTheRunningServerIsUsed) {
   EXPECT_EQ(doc["servers"][0]["pid"], 4242);
 }
 
+TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
+  testing::TempDir dir;
+  const auto state = dir.path() / "state" / "gb10tune";
+  ASSERT_TRUE(platform::ensure_private_dir(state));
+  launch::LaunchRecord record;
+  record.pid = 4242;
+  record.start_time_ticks = 123456;
+  record.server_path = "/opt/llama.cpp/build/bin/llama-server";
+  record.url = "http://127.0.0.1:8080";
+  record.mmproj_path = "/models/mmproj-F16.gguf";
+  record.expected_weights_bytes = 1ull << 30;
+  record.expected_load_bytes = 3ull << 30;
+  record.expected_projector_bytes = 900ull << 20;
+  record.backend = "cpu";
+  ASSERT_TRUE(launch::write_launch_record(launch::StatePaths::under(state).record, record));
+  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const json doc = json::parse(result.out);
+  ASSERT_EQ(doc["servers"].size(), 1u) << result.out;
+  std::string evidence;
+  for (const auto& finding : doc["servers"][0]["checks"]) {
+    if (finding["id"] == "plan-vs-measured") {
+      evidence = finding["evidence"].get<std::string>();
+    }
+  }
+  EXPECT_NE(evidence.find("plan at load 3.0 GiB (the projector's weights and compute buffer "
+                          "900.0 MiB included)"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(CliVerify, PidOfNoProcessFails) {
   testing::TempDir dir;
   const auto result =

@@ -57,6 +57,8 @@ struct LaunchRecord {
   // not recorded, a record of an older gb10tune); and the prompt cache's limit on top.
   std::uint64_t expected_load_bytes = 0;
   std::uint64_t expected_cache_ram_bytes = 0;
+  // The projector's part of expected_load_bytes (weights + compute buffer; 0: none or older).
+  std::uint64_t expected_projector_bytes = 0;
   std::string backend;  // "cpu" or "cuda": how a measurement of the process is read
   nlohmann::json plan;  // the full plan document, as `launch --dry-run --json` prints it
 };

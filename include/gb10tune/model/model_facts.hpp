@@ -143,6 +143,17 @@ struct ProjectorFacts {
   bool has_audio = false;      // clip.has_audio_encoder
   std::uint64_t parameter_count = 0;
   std::uint64_t weight_bytes = 0;  // data bytes of every tensor
+  // The vision tower (clip.vision.*; 0 when absent), what its compute buffer depends on.
+  std::uint32_t image_size = 0;           // image_size: the warm-up image's side
+  std::uint32_t image_max_pixels = 0;     // image_max_pixels (dynamic-resolution projectors)
+  std::uint32_t patch_size = 0;           // patch_size
+  std::uint32_t embedding_length = 0;     // embedding_length (n_embd of the tower)
+  std::uint32_t feed_forward_length = 0;  // feed_forward_length
+  std::uint32_t block_count = 0;          // block_count
+  std::uint32_t head_count = 0;           // attention.head_count
+  std::uint32_t projection_dim = 0;       // projection_dim (the text model's n_embd)
+  // The patch embedding's type (v.patch_embd.weight): bf16 makes ggml's im2col f32, else f16.
+  gguf::GgmlType patch_embd_type = gguf::GgmlType::f16;
 };
 
 // The facts of an mmproj file; an Error when `file` is not a "clip" architecture file.

@@ -12,6 +12,7 @@
 //  - draft-mtp creates a second context for the MTP blocks with the target's n_ctx, n_seq_max
 //    and KV layout, and the draft cache types (-ctkd/-ctvd).
 //  - compute, output and runtime memory per context and backend: compute_buffers.hpp.
+//  - the multimodal projector's weights and compute buffer: projector_plan.hpp.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/compute_buffers.hpp"
+#include "gb10tune/plan/projector_plan.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
@@ -50,7 +52,8 @@ struct PlanConfig {
   gguf::GgmlType draft_cache_k = gguf::GgmlType::f16;  // -ctkd
   gguf::GgmlType draft_cache_v = gguf::GgmlType::f16;  // -ctvd
   std::uint64_t cache_ram_bytes = 8192ull << 20;       // --cache-ram (MiB on the command line)
-  std::uint64_t projector_bytes = 0;                   // --mmproj file's weights
+  std::optional<model::ProjectorFacts> projector;      // --mmproj file; none without one
+  bool projector_offload = true;                       // false: --no-mmproj-offload
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
   PlanBackend backend = PlanBackend::cpu;  // what the server's build will run on
   std::string backend_reason;              // why (choose_backend), for the report
@@ -79,19 +82,21 @@ struct MemoryPlan {
   std::uint64_t swa_cells = 0;       // cells per stream of the sliding-window layers
   std::uint32_t recurrent_rows = 0;  // recurrent state rows per layer
 
-  std::uint64_t weights_bytes = 0;    // the model's tensors (MTP blocks only with MTP on)
-  std::uint64_t projector_bytes = 0;  // mmproj
-  std::uint64_t kv_full_bytes = 0;    // main context, full-attention layers
-  std::uint64_t kv_swa_bytes = 0;     // main context, sliding-window layers
-  std::uint64_t recurrent_bytes = 0;  // main context, recurrent state
-  std::uint64_t mtp_kv_bytes = 0;     // the MTP draft context's KV cache
-  std::uint64_t compute_bytes = 0;    // compute buffers of every context and backend
-  BufferPlan buffers;                 // compute and output buffers per context and buffer
-  std::uint64_t output_bytes = 0;     // the output (logits/embeddings) buffers
-  std::uint64_t runtime_bytes = 0;    // the process's own and the backend's runtime memory
-  RuntimeMemory runtime;              // runtime_bytes split into host and device
-  std::uint64_t overhead_bytes = 0;   // the explicit extra margin (--overhead)
-  std::uint64_t cache_ram_bytes = 0;  // the prompt cache in host memory, at its limit
+  std::uint64_t weights_bytes = 0;            // the model's tensors (MTP blocks only with MTP on)
+  std::uint64_t projector_bytes = 0;          // mmproj weights
+  std::uint64_t projector_compute_bytes = 0;  // mmproj compute buffer (clip graph)
+  std::optional<ProjectorPlan> projector;     // where and how, when there is a projector
+  std::uint64_t kv_full_bytes = 0;            // main context, full-attention layers
+  std::uint64_t kv_swa_bytes = 0;             // main context, sliding-window layers
+  std::uint64_t recurrent_bytes = 0;          // main context, recurrent state
+  std::uint64_t mtp_kv_bytes = 0;             // the MTP draft context's KV cache
+  std::uint64_t compute_bytes = 0;            // compute buffers of every context and backend
+  BufferPlan buffers;                         // compute and output buffers per context and buffer
+  std::uint64_t output_bytes = 0;             // the output (logits/embeddings) buffers
+  std::uint64_t runtime_bytes = 0;            // the process's own and the backend's runtime memory
+  RuntimeMemory runtime;                      // runtime_bytes split into host and device
+  std::uint64_t overhead_bytes = 0;           // the explicit extra margin (--overhead)
+  std::uint64_t cache_ram_bytes = 0;          // the prompt cache in host memory, at its limit
   // Correction learned from earlier runs of the same architecture, build and backend
   // (measured − planned); 0 when there is none. `calibration_source` says where it came from.
   std::int64_t calibration_bytes = 0;
@@ -112,8 +117,8 @@ struct MemoryPlan {
   // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
   // calibration): the figure a measurement of the running process is compared with.
   std::uint64_t load_bytes() const {
-    return weights_bytes + projector_bytes + cache_bytes() + compute_bytes + output_bytes +
-           runtime_bytes;
+    return weights_bytes + projector_bytes + projector_compute_bytes + cache_bytes() +
+           compute_bytes + output_bytes + runtime_bytes;
   }
 
   // KV + recurrent + MTP KV: everything that grows with context and slots.

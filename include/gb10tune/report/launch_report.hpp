@@ -31,7 +31,7 @@ struct LaunchPreview {
   const model::ModelFacts* model = nullptr;
   std::vector<std::string> model_files;  // the model's file(s): one, or the shards
   std::string mmproj_path;               // "" = none
-  std::uint64_t projector_bytes = 0;
+  std::uint64_t projector_bytes = 0;     // the projector's weights + compute buffer
   std::string server_path;
   std::string profile;         // "gb10-dense-mtp", or a path
   std::string profile_reason;  // "--profile", "user config", "the model is a mixture of experts"

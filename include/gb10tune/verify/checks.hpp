@@ -50,6 +50,7 @@ struct Expectations {
   // the prompt cache's limit that may come on top, and "cpu"/"cuda" (how to measure).
   std::optional<std::uint64_t> load_bytes;
   std::uint64_t cache_ram_bytes = 0;
+  std::uint64_t projector_bytes = 0;  // the mmproj's part of load_bytes (weights + compute)
   std::string backend;
   std::string source;  // "launch record" or "flags"
 };

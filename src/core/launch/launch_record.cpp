@@ -50,6 +50,7 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
             {"total_bytes", r.expected_total_bytes},
             {"load_bytes", r.expected_load_bytes},
             {"cache_ram_bytes", r.expected_cache_ram_bytes},
+            {"projector_bytes", r.expected_projector_bytes},
             {"backend", r.backend}}},
           {"plan", r.plan}};
 }
@@ -110,6 +111,7 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   };
   r.expected_load_bytes = bytes("load_bytes");
   r.expected_cache_ram_bytes = bytes("cache_ram_bytes");
+  r.expected_projector_bytes = bytes("projector_bytes");
   if (const auto it = expected.find("backend"); it != expected.end() && it->is_string()) {
     r.backend = it->get<std::string>();
   }

@@ -216,6 +216,7 @@ const std::vector<LaunchRule>& launch_rules() {
       {"templates", "K17", "jinja chat templates"},
       {"listen", "", "address and port"},
       {"projector", "K14", "the multimodal projector beside the model"},
+      {"projector-on-cpu", "", "the projector kept in host memory (mmproj_offload false)"},
       {"cache-types", "", "KV cache types other than f16"},
       {"batch", "", "physical batch size other than 512"},
       {"swa-full", "", "full-size cache for sliding-window layers"},
@@ -258,6 +259,13 @@ Expected<ServerCommand> build_server_command(const LaunchSettings& s,
   b.add("listen", {"--host", s.text("host"), "--port", std::to_string(s.integer("port"))});
   if (!in.mmproj_path.empty()) {
     b.add("projector", {"--mmproj", in.mmproj_path});
+    if (!s.boolean("mmproj_offload")) {
+      if (b.has("--no-mmproj-offload")) {
+        b.add("projector-on-cpu", {"--no-mmproj-offload"});
+      } else {
+        b.adapt("this build has no --no-mmproj-offload: the projector goes where it decides");
+      }
+    }
   }
   const auto ctk = s.text("cache_type_k");
   const auto ctv = s.text("cache_type_v");

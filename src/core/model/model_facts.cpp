@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <system_error>
+#include <utility>
 
 #include "layer_rules.hpp"
 
@@ -222,6 +224,34 @@ Expected<ProjectorFacts> describe_projector(const gguf::GgufFile& file) {
       file.has("clip.has_audio_encoder") && file.get_bool("clip.has_audio_encoder").value_or(false);
   facts.parameter_count = file.tensor_elements();
   facts.weight_bytes = file.tensor_bytes();
+  const auto vision = [&](std::string_view key) -> Expected<std::uint32_t> {
+    const std::string name = "clip.vision." + std::string(key);
+    const auto value = file.get_uint_or(name, 0);
+    if (!value) {
+      return value.error();
+    }
+    if (*value > std::numeric_limits<std::uint32_t>::max()) {
+      return Error{fmt::format("{}: {} = {} is out of range", file.source(), name, *value)};
+    }
+    return static_cast<std::uint32_t>(*value);
+  };
+  for (auto [key, field] : {std::pair{"image_size", &facts.image_size},
+                            std::pair{"image_max_pixels", &facts.image_max_pixels},
+                            std::pair{"patch_size", &facts.patch_size},
+                            std::pair{"embedding_length", &facts.embedding_length},
+                            std::pair{"feed_forward_length", &facts.feed_forward_length},
+                            std::pair{"block_count", &facts.block_count},
+                            std::pair{"attention.head_count", &facts.head_count},
+                            std::pair{"projection_dim", &facts.projection_dim}}) {
+    const auto value = vision(key);
+    if (!value) {
+      return value.error();
+    }
+    *field = *value;
+  }
+  if (const auto* patch = file.find_tensor("v.patch_embd.weight")) {
+    facts.patch_embd_type = patch->type;
+  }
   return facts;
 }
 

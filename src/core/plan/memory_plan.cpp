@@ -114,7 +114,14 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.runtime_bytes = plan.runtime.total();
 
   plan.weights_bytes = model.weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
-  plan.projector_bytes = config.projector_bytes;
+  if (config.projector) {
+    // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build).
+    plan.projector =
+        plan_projector(*config.projector, config.flash_attention,
+                       config.projector_offload && config.backend == PlanBackend::cuda);
+    plan.projector_bytes = plan.projector->weights_bytes;
+    plan.projector_compute_bytes = plan.projector->compute_bytes;
+  }
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;
   plan.calibration_bytes = config.calibration_bytes;
@@ -270,6 +277,10 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
     plan->notes.push_back(
         "the model has an MTP head but draft-mtp is off: its blocks are not "
         "loaded and no draft context is made (K4 recommends it on)");
+  }
+  if (plan->projector && !plan->projector->checked) {
+    plan->notes.push_back("mmproj compute buffer: " + plan->projector->basis +
+                          "; --overhead covers what it misses");
   }
   if (!config.flash_attention) {
     plan->notes.push_back(

@@ -137,7 +137,7 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
   out += fmt::format("{}   {}\n", style.bold("model"), model_line(p));
   out += fmt::format("{}  {}\n", style.bold("mmproj"),
                      p.mmproj_path.empty() ? std::string("none")
-                                           : fmt::format("{} ({})", p.mmproj_path,
+                                           : fmt::format("{} ({} weights + compute)", p.mmproj_path,
                                                          format_bytes_si(p.projector_bytes)));
   out += fmt::format("{}  {}\n", style.bold("server"), p.server_path);
   out += fmt::format("{} {} ({})\n\n", style.bold("profile"), p.profile, p.profile_reason);

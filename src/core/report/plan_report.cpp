@@ -87,6 +87,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
                    {"cache_type_k_draft", type_name(config.draft_cache_k)},
                    {"cache_type_v_draft", type_name(config.draft_cache_v)},
                    {"cache_ram_bytes", config.cache_ram_bytes},
+                   {"mmproj_offload", config.projector_offload},
                    {"overhead_bytes", config.overhead_bytes}};
   json figures{
       {"n_ctx", plan.n_ctx},
@@ -97,6 +98,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
       {"recurrent_rows", plan.recurrent_rows},
       {"weights_bytes", plan.weights_bytes},
       {"projector_bytes", plan.projector_bytes},
+      {"projector_compute_bytes", plan.projector_compute_bytes},
       {"kv_full_bytes", plan.kv_full_bytes},
       {"kv_swa_bytes", plan.kv_swa_bytes},
       {"recurrent_bytes", plan.recurrent_bytes},
@@ -123,6 +125,22 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
     figures["max_slots_that_fit"] = plan.max_slots_that_fit;
     figures["max_ctx_per_slot_that_fits"] = plan.max_ctx_per_slot_that_fits;
   }
+  if (plan.projector) {
+    const plan::ProjectorPlan& mm = *plan.projector;
+    figures["projector"] = {
+        {"type", config.projector ? config.projector->projector_type : std::string()},
+        {"weights_bytes", mm.weights_bytes},
+        {"compute_bytes", mm.compute_bytes},
+        {"buffer", mm.on_device ? "CUDA0" : "CPU"},
+        {"on_device", mm.on_device},
+        {"warmup_image_side", mm.warmup_side},
+        {"patches", mm.patches},
+        {"peak_phase", mm.peak_phase},
+        {"checked", mm.checked},
+        {"basis", mm.basis}};
+  } else {
+    figures["projector"] = nullptr;
+  }
   doc["plan"] = figures;
   return doc;
 }
@@ -144,8 +162,19 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
   };
   row("weights", plan.weights_bytes,
       config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)");
-  if (plan.projector_bytes > 0) {
-    row("mmproj", plan.projector_bytes, "");
+  if (plan.projector) {
+    const plan::ProjectorPlan& mm = *plan.projector;
+    const std::string where = mm.on_device ? "CUDA0" : "CPU";
+    row("mmproj weights", mm.weights_bytes,
+        fmt::format("{}, the projector's tensors ({})", where,
+                    config.projector && !config.projector->projector_type.empty()
+                        ? config.projector->projector_type
+                        : std::string("type not set")));
+    row("mmproj compute", mm.compute_bytes,
+        mm.patches == 0 ? where + ", " + mm.basis
+                        : fmt::format("{}, one {}x{} image ({} patches), peak: {}{}", where,
+                                      mm.warmup_side, mm.warmup_side, mm.patches, mm.peak_phase,
+                                      mm.checked ? "" : " (estimated)"));
   }
   row("KV, full attention", plan.kv_full_bytes,
       fmt::format("{} layers x {} cells x {} stream(s)",

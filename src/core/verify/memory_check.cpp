@@ -49,7 +49,11 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
   }
   const double error = plan::error_percent(planned, *m.measured_bytes);
   finding.evidence =
-      fmt::format("plan at load {}, measured {} ({}): error {:+.1f}%", format_bytes(planned),
+      fmt::format("plan at load {}{}, measured {} ({}): error {:+.1f}%", format_bytes(planned),
+                  expected.projector_bytes > 0
+                      ? fmt::format(" (the projector's weights and compute buffer {} included)",
+                                    format_bytes(expected.projector_bytes))
+                      : std::string(),
                   format_bytes(*m.measured_bytes), m.how, error);
   if (expected.cache_ram_bytes > 0) {
     finding.evidence += fmt::format("; the prompt cache may add up to {} as it fills",

@@ -126,6 +126,7 @@ Expectations from_record(const launch::LaunchRecord& record) {
   if (record.expected_load_bytes > 0) {
     expected.load_bytes = record.expected_load_bytes;
     expected.cache_ram_bytes = record.expected_cache_ram_bytes;
+    expected.projector_bytes = record.expected_projector_bytes;
     expected.backend = record.backend;
   }
   return expected;
