@@ -57,6 +57,10 @@ struct ModelFacts {
   // (flash attention off) and the widths differ between layers.
   std::uint32_t v_width_max = 0;
 
+  // Multi-head latent attention (deepseek2 with key_length_mla): the cache keeps only K, the
+  // compressed latent plus the RoPE part, and no V (v_width is 0 on every layer).
+  bool mla = false;
+
   std::uint32_t recurrent_layer_count = 0;  // main-stack layers with recurrent state
   std::uint64_t conv_state_width = 0;  // n_embd_r(): f32 values of rolling (conv) state per layer
   std::uint64_t ssm_state_width = 0;   // n_embd_s(): f32 values of SSM/delta state per layer

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <string>
 
 namespace gb10tune::model::detail {
 
@@ -13,24 +14,46 @@ namespace {
 
 constexpr std::uint32_t kMaxLayers = 512;  // LLAMA_MAX_LAYERS (src/llama-hparams.h)
 
-enum class Family { dense, gemma3, gpt_oss, qwen_hybrid };
+// How an architecture's caches are laid out; everything else about its layers (per-layer
+// head counts, key/value lengths, nextn blocks) comes from the GGUF's own keys.
+enum class Family {
+  dense,        // every block keeps K and V; widths from head_count_kv × key/value_length
+  gemma3,       // sliding-window layers when attention.sliding_window > 0 (period 6)
+  gpt_oss,      // sliding-window layers, period 2
+  llama4,       // chunked attention: 8192-token chunks on 3 of every 4 layers
+  mla,          // multi-head latent attention: K holds kv_lora_rank + n_rot, no V
+  qwen_hybrid,  // gated delta net layers with recurrent state, full attention every Nth
+};
 
+// One supported architecture: the exceptions table. `source` is the llama.cpp file whose
+// load_arch_hparams (and llama_model::create_memory, src/llama-model.cpp) the rule follows.
 struct ArchRule {
   std::string_view name;
   Family family;
   bool rollback;  // llm_arch_supports_rs_rollback (src/llama-arch.cpp)
+  std::string_view source;
 };
 
 constexpr std::array kArchitectures{
-    ArchRule{"llama", Family::dense, false},
-    ArchRule{"qwen2", Family::dense, false},
-    ArchRule{"qwen3", Family::dense, false},
-    ArchRule{"qwen3moe", Family::dense, false},
-    ArchRule{"qwen35", Family::qwen_hybrid, true},
-    ArchRule{"qwen35moe", Family::qwen_hybrid, true},
-    ArchRule{"qwen3next", Family::qwen_hybrid, false},
-    ArchRule{"gemma3", Family::gemma3, false},
-    ArchRule{"gpt-oss", Family::gpt_oss, false},
+    ArchRule{"llama", Family::dense, false, "src/models/llama.cpp"},
+    ArchRule{"qwen2", Family::dense, false, "src/models/qwen2.cpp"},
+    ArchRule{"qwen3", Family::dense, false, "src/models/qwen3.cpp"},
+    ArchRule{"qwen3moe", Family::dense, false, "src/models/qwen3moe.cpp"},
+    ArchRule{"qwen35", Family::qwen_hybrid, true, "src/models/qwen35.cpp"},
+    ArchRule{"qwen35moe", Family::qwen_hybrid, true, "src/models/qwen35moe.cpp"},
+    ArchRule{"qwen3next", Family::qwen_hybrid, false, "src/models/qwen3next.cpp"},
+    ArchRule{"gemma3", Family::gemma3, false, "src/models/gemma3.cpp"},
+    ArchRule{"gpt-oss", Family::gpt_oss, false, "src/models/openai-moe.cpp"},
+    // Plain attention: no filter, reuse or SWA in create_memory, so every block (nextn
+    // blocks of glm4moe included) keeps a cache of n_embd_k_gqa(il) + n_embd_v_gqa(il).
+    ArchRule{"glm4moe", Family::dense, false, "src/models/glm4-moe.cpp"},
+    ArchRule{"mistral3", Family::dense, false, "src/models/mistral3.cpp"},
+    ArchRule{"seed_oss", Family::dense, false, "src/models/seed-oss.cpp"},
+    ArchRule{"qwen3vl", Family::dense, false, "src/models/qwen3vl.cpp"},
+    ArchRule{"qwen3vlmoe", Family::dense, false, "src/models/qwen3vlmoe.cpp"},
+    ArchRule{"minimax-m2", Family::dense, false, "src/models/minimax-m2.cpp"},
+    ArchRule{"llama4", Family::llama4, false, "src/models/llama4.cpp"},
+    ArchRule{"deepseek2", Family::mla, false, "src/models/deepseek2.cpp"},
 };
 
 const ArchRule* find_rule(std::string_view architecture) {
@@ -221,7 +244,53 @@ Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>
 }  // namespace
 
 std::string_view supported_architectures() {
-  return "llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe, qwen3next, gemma3, gpt-oss";
+  static const std::string names = [] {
+    std::string joined;
+    for (const ArchRule& rule : kArchitectures) {
+      joined += joined.empty() ? "" : ", ";
+      joined += rule.name;
+    }
+    return joined;
+  }();
+  return names;
+}
+
+std::string_view nearest_supported_architecture(std::string_view architecture) {
+  // The longest common prefix wins (a family's variants share a stem: "qwen2moe" is closest
+  // to "qwen2"); ties and prefix-less names go to the smallest edit distance.
+  const auto prefix = [&](std::string_view name) {
+    std::size_t n = 0;
+    while (n < name.size() && n < architecture.size() && name[n] == architecture[n]) {
+      ++n;
+    }
+    return n;
+  };
+  const auto distance = [&](std::string_view name) {
+    std::vector<std::size_t> row(name.size() + 1);
+    for (std::size_t j = 0; j <= name.size(); ++j) {
+      row[j] = j;
+    }
+    for (std::size_t i = 1; i <= architecture.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= name.size(); ++j) {
+        const std::size_t above = row[j];
+        const std::size_t substitute = diagonal + (architecture[i - 1] == name[j - 1] ? 0 : 1);
+        row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+        diagonal = above;
+      }
+    }
+    return row[name.size()];
+  };
+  const ArchRule* best = &kArchitectures.front();
+  for (const ArchRule& rule : kArchitectures) {
+    const std::size_t p = prefix(rule.name);
+    const std::size_t best_p = prefix(best->name);
+    if (p > best_p || (p == best_p && distance(rule.name) < distance(best->name))) {
+      best = &rule;
+    }
+  }
+  return best->name;
 }
 
 bool is_supported_architecture(std::string_view architecture) {
@@ -361,6 +430,48 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
       set_swa_pattern(facts.layers, facts.main_layer_count, *period);
       break;
     }
+    case Family::llama4: {
+      // src/models/llama4.cpp: chunked attention (LLAMA_SWA_TYPE_CHUNKED) unless
+      // sliding_window is present and 0; the chunk is 8192 whatever the key says, the
+      // period a scalar sliding_window_pattern, default 4 (3 chunked, 1 full). The chunked
+      // cache is sized like an SWA one (llama_kv_cache_iswa).
+      const bool present = hp.has("attention.sliding_window");
+      const auto n_swa = hp.u32_or("attention.sliding_window", 0);
+      if (!n_swa) {
+        return n_swa.error();
+      }
+      if (!present || *n_swa > 0) {
+        facts.sliding_window = 8192;
+        const auto period = swa_period(hp, 4);
+        if (!period) {
+          return period.error();
+        }
+        set_swa_pattern(facts.layers, facts.main_layer_count, *period);
+      }
+      break;
+    }
+    case Family::mla: {
+      // src/models/deepseek2.cpp: MLA when key_length_mla and value_length_mla are both
+      // set (llama_hparams::is_mla). The cache then holds, per token and layer, only K of
+      // n_embd_head_k × n_head_kv (the converter writes key_length = kv_lora_rank + n_rot
+      // and head_count_kv = 1) and no V (llama_kv_cache: has_v = !is_mla). Without the
+      // two keys (older conversions) K and V are cached like plain attention.
+      const auto k_mla = hp.u32_or("attention.key_length_mla", 0);
+      const auto v_mla = hp.u32_or("attention.value_length_mla", 0);
+      if (!k_mla) {
+        return k_mla.error();
+      }
+      if (!v_mla) {
+        return v_mla.error();
+      }
+      if ((*k_mla == 0) != (*v_mla == 0)) {
+        return hp.error(*k_mla == 0 ? "attention.value_length_mla" : "attention.key_length_mla",
+                        "is set without its partner (key_length_mla and value_length_mla "
+                        "come together); llama.cpp asserts on this file");
+      }
+      facts.mla = *k_mla != 0;
+      break;
+    }
     case Family::qwen_hybrid: {
       if (Status s = apply_qwen_hybrid(hp, facts, recurrent, ssm); !s) {
         return s;
@@ -385,7 +496,7 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
     const std::uint64_t k_head = layer.sliding_window ? *head_k_swa : head_k;
     const std::uint64_t v_head = layer.sliding_window ? *head_v_swa : head_v;
     const std::uint64_t k_width = k_head * n_head_kv[il];
-    const std::uint64_t v_width = v_head * n_head_kv[il];
+    const std::uint64_t v_width = facts.mla ? 0 : v_head * n_head_kv[il];
     if (k_width > std::numeric_limits<std::uint32_t>::max() ||
         v_width > std::numeric_limits<std::uint32_t>::max()) {
       return hp.error("attention.head_count_kv",

@@ -14,6 +14,10 @@ namespace gb10tune::model::detail {
 // The architectures apply_layer_rules knows, comma-separated, for messages.
 std::string_view supported_architectures();
 
+// The supported architecture whose name is closest to `architecture` (longest common
+// prefix, then edit distance), for the message that refuses an unknown one.
+std::string_view nearest_supported_architecture(std::string_view architecture);
+
 // True when apply_layer_rules knows `architecture`.
 bool is_supported_architecture(std::string_view architecture);
 

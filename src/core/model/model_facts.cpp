@@ -103,9 +103,10 @@ Expected<ModelFacts> describe_split_model(const gguf::GgufFile& first,
         "this is a multimodal projector (mmproj) file, not a model; pass it with --mmproj";
   } else if (!detail::is_supported_architecture(facts.architecture)) {
     facts.unsupported_reason = fmt::format(
-        "architecture '{}' is not one gb10tune knows ({}); its KV cache and state sizes would "
-        "be guesses",
-        facts.architecture, detail::supported_architectures());
+        "architecture '{}' is not one gb10tune knows (nearest supported: {}; all: {}); its KV "
+        "cache and state sizes would be guesses, so it is not planned as any of them",
+        facts.architecture, detail::nearest_supported_architecture(facts.architecture),
+        detail::supported_architectures());
   } else {
     if (Status rules = detail::apply_layer_rules(file, facts); !rules) {
       return rules.error();

@@ -30,6 +30,14 @@ constexpr std::array kRules{
     GraphRule{"qwen3next", true, true, false, "src/models/qwen3next.cpp"},
     GraphRule{"gemma3", false, true, false, "src/models/gemma3.cpp"},
     GraphRule{"gpt-oss", false, true, false, "src/models/openai-moe.cpp"},
+    GraphRule{"glm4moe", false, true, false, "src/models/glm4-moe.cpp"},
+    GraphRule{"mistral3", false, true, false, "src/models/mistral3.cpp"},
+    GraphRule{"seed_oss", false, true, false, "src/models/seed-oss.cpp"},
+    GraphRule{"qwen3vl", false, true, true, "src/models/qwen3vl.cpp"},
+    GraphRule{"qwen3vlmoe", false, true, true, "src/models/qwen3vlmoe.cpp"},
+    GraphRule{"minimax-m2", false, true, false, "src/models/minimax-m2.cpp"},
+    GraphRule{"llama4", false, true, false, "src/models/llama4.cpp"},
+    GraphRule{"deepseek2", false, true, false, "src/models/deepseek2.cpp"},
 };
 
 const GraphRule& rule_of(std::string_view arch) {
