@@ -46,6 +46,7 @@ struct LaunchOptions {
   bool force = false;
   std::string print;
   std::string backend = "auto";  // auto: from the llama-server build and the machine
+  std::string gpu_reserve;       // --gpu-reserve: kept free on each discrete GPU
   std::string profile;
   std::vector<std::string> extra;
   nlohmann::json values = nlohmann::json::object();  // settings given on the command line
@@ -506,6 +507,16 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!overhead || !reserve) {
     return fail(ctx, !overhead ? overhead.error() : reserve.error());
   }
+  const auto gpu_reserve =
+      size_option("--gpu-reserve", in.gpu_reserve.empty() ? "1GiB" : in.gpu_reserve,
+                  plan::kDefaultGpuReserveBytes);
+  if (!gpu_reserve) {
+    return fail(ctx, gpu_reserve.error());
+  }
+  const auto placement = plan::parse_placement(settings.text_list("extra_args"));
+  if (!placement) {
+    return fail(ctx, placement.error());
+  }
   const server::CudaBuildFacts cuda_build = server::detect_cuda_build(*server_path);
   const bool machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
   plan::CalibrationKey key{facts->architecture, launch::server_build_identity(*server_path),
@@ -526,6 +537,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
     config.backend = choice.backend;
     config.backend_reason = choice.reason;
+    config.gpu_layers = cmd.gpu_layers;
+    config.tensor_split = placement ? placement->tensor_split : std::vector<float>{};
     key.backend = config.backend;
     apply_calibration(ctx, key, config);
     return config;
@@ -538,6 +551,15 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   } else {
     *ctx.err << "warning: " << memory.error().message << "; the plan is not checked\n";
   }
+  // A CUDA server on discrete GPUs: device buffers against each GPU's free memory.
+  if (config.backend == plan::PlanBackend::cuda && ctx.gpu != nullptr) {
+    auto gpus = plan::gpu_budgets(ctx.gpu->query_devices(), ctx.gpu->query_nvml(),
+                                  placement->devices, *gpu_reserve);
+    if (!gpus) {
+      return fail(ctx, gpus.error());
+    }
+    budget.gpus = std::move(*gpus);
+  }
   auto plan = plan::make_plan(*facts, config, budget);
   if (plan && settings.integer("cache_ram_mib") < 0) {
     plan = plan_unbounded_cache(*facts, config, budget, *plan, inputs.gb10);
@@ -549,8 +571,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   // The fit: when the plan does not fit (or --fit), lower the knobs in the profile's order.
   std::optional<report::FitSummary> fit;
   const auto fit_mode = settings.text("fit");
-  if (plan->available_bytes && !in.force && fit_mode != "off" &&
-      (fit_mode == "on" || !plan->fits)) {
+  if ((plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value()) &&
+      !in.force && fit_mode != "off" && (fit_mode == "on" || !plan->fits)) {
     fit.emplace();
     fit->mode = fit_mode;
     fit->priority = settings.text_list("fit_priority");
@@ -625,7 +647,9 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   preview.fit = fit ? &*fit : nullptr;
   preview.calibration_key = key;
 
-  const bool refused = plan->available_bytes && !plan->fits && !in.force;
+  const bool checked =
+      plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value();
+  const bool refused = checked && !plan->fits && !in.force;
   if (in.dry_run || refused) {
     if (in.json) {
       auto doc = report::launch_to_json(preview);
@@ -677,6 +701,9 @@ Runner setup_launch(CLI::App& app) {
                   "machine), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->option_text("auto|cpu|cuda");
+  sub->add_option("--gpu-reserve", o->gpu_reserve,
+                  "Memory kept free on each discrete GPU (default 1GiB, as llama.cpp's own fit)")
+      ->option_text("SIZE");
   sub->add_option("--print", o->print, "Print a systemd unit for the same command; start nothing")
       ->check(CLI::IsMember({"systemd"}))
       ->option_text("systemd");

@@ -19,6 +19,20 @@ struct NvmlProcessInfo {
   unsigned int gpu_instance_id;
   unsigned int compute_instance_id;
 };
+struct NvmlMemory {  // nvmlMemory_t (v1)
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+struct NvmlPciInfo {  // nvmlPciInfo_t
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_subsystem_id;
+  char bus_id[32];
+};
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
 
@@ -62,6 +76,10 @@ gpu::NvmlReport query_nvml() {
       nvml.symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
   const auto processes = nvml.symbol<NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*)>(
       "nvmlDeviceGetComputeRunningProcesses_v3");
+  const auto memory_info =
+      nvml.symbol<NvmlReturn (*)(NvmlDevice, NvmlMemory*)>("nvmlDeviceGetMemoryInfo");
+  const auto pci_info =
+      nvml.symbol<NvmlReturn (*)(NvmlDevice, NvmlPciInfo*)>("nvmlDeviceGetPciInfo_v3");
   if (init == nullptr || shutdown == nullptr || driver_version == nullptr) {
     report.detail = "NVML not usable: libnvidia-ml.so.1 lacks nvmlInit_v2 (driver too old)";
     return report;
@@ -83,6 +101,15 @@ gpu::NvmlReport query_nvml() {
       NvmlDevice device = nullptr;
       if (device_handle(index, &device) != kNvmlSuccess) {
         continue;
+      }
+      NvmlMemory memory{};
+      NvmlPciInfo pci{};
+      if (memory_info != nullptr && pci_info != nullptr &&
+          memory_info(device, &memory) == kNvmlSuccess && pci_info(device, &pci) == kNvmlSuccess) {
+        report.memory.push_back(
+            {static_cast<int>(index),
+             fmt::format("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device), memory.total,
+             memory.free});
       }
       std::array<NvmlProcessInfo, 256> infos{};
       unsigned int n = infos.size();

@@ -58,7 +58,23 @@ FakeGpuBackend fake_gpu_for(std::string_view scenario) {
   // verify-cpu-only is a machine without an NVIDIA driver, like the one the real CPU build of
   // llama-server was captured on.
   const bool verify_machine = scenario.substr(0, 7) == "verify-" && scenario != "verify-cpu-only";
-  if (scenario == "gb10" || scenario == "x86-discrete" || verify_machine) {
+  if (scenario == "dgpu-24g" || scenario == "dgpu-2x") {
+    // x86 hosts with 128 GB of RAM and one or two 24 GB discrete GPUs, idle: NVML reports
+    // 24.9 GB free of each.
+    report.status = gpu::GpuStatus::available;
+    report.driver_cuda_version = 13000;
+    nvml.loaded = true;
+    nvml.detail = "libnvidia-ml.so.1";
+    nvml.driver_version = "580.95.05";
+    const int count = scenario == "dgpu-2x" ? 2 : 1;
+    for (int i = 0; i < count; ++i) {
+      gpu::GpuDevice d = rtx4090_device();
+      d.index = i;
+      d.pci_bus_id = i == 0 ? "0000:01:00.0" : "0000:02:00.0";
+      nvml.memory.push_back({i, d.pci_bus_id, d.total_memory_bytes, 24'900'000'000ull});
+      report.devices.push_back(std::move(d));
+    }
+  } else if (scenario == "gb10" || scenario == "x86-discrete" || verify_machine) {
     report.status = gpu::GpuStatus::available;
     report.driver_cuda_version = 13000;
     report.devices.push_back(scenario == "x86-discrete" ? rtx4090_device() : gb10_device());

@@ -178,6 +178,53 @@ TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
   EXPECT_GE(checked, 29);
 }
 
+// A real CUDA llama-server on an H200 (tests/fixtures/llama-server/memory/devices.json): full
+// and partial offload of llama-2b. The plan's CUDA0 weights equal the server's "CUDA0 model
+// buffer" to the logged two decimals, and CUDA0's whole figure is within 5% of NVML's
+// per-process memory for the device.
+TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
+  const json cases = load_cases();
+  const auto text = read_text_file(testing::fixture("llama-server/memory/devices.json"));
+  ASSERT_TRUE(text);
+  const json runs = json::parse(*text);
+  testing::TempDir dir;
+  const model::ModelFacts model = model_of(cases.at("models").at("llama-2b"), dir, "llama-2b");
+  PlanBudget budget;
+  budget.mem_available = 120ull << 30;
+  budget.gpus.push_back({"CUDA0", "NVIDIA H200", runs.at("free_mib").get<std::uint64_t>() << 20,
+                         kDefaultGpuReserveBytes});
+  ASSERT_EQ(runs.at("runs").size(), 5u);
+  for (const json& run : runs.at("runs")) {
+    const std::string name = run.at("name");
+    PlanConfig config;
+    config.ctx_total = run.at("ctx");
+    config.slots = run.at("slots");
+    config.kv_unified = run.at("kvu");
+    config.flash_attention = run.at("fa");
+    config.cache_ram_bytes = 0;
+    config.overhead_bytes = 0;
+    config.backend = PlanBackend::cuda;
+    config.gpu_layers = run.at("ngl").get<std::uint32_t>();
+    const auto plan = make_plan(model, config, budget);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_TRUE(plan->devices) << name;
+    const DevicePart& gpu = plan->devices->gpus.at(0);
+    const json& log = run.at("log");
+    EXPECT_NEAR(mib(gpu.weights_bytes), log.at("cuda0_model_mib").get<double>(), 0.005) << name;
+    // CPU_Mapped is the mapped file range from token_embd to the last CPU block, which also
+    // spans output.weight (stored second in this file) when that is on the GPU.
+    const std::uint64_t in_range =
+        plan->devices->host.layers.empty() ? 0 : model.output_weight_bytes;
+    EXPECT_NEAR(mib(plan->devices->host.weights_bytes + in_range),
+                log.at("cpu_mapped_mib").get<double>(), 0.005)
+        << name;
+    const double nvml = run.at("nvml_mib").get<double>();
+    EXPECT_NEAR(mib(gpu.total_bytes), nvml, 0.05 * nvml)
+        << name << ": planned " << mib(gpu.total_bytes) << " MiB on CUDA0, NVML " << nvml;
+    EXPECT_TRUE(plan->devices->fits) << name;
+  }
+}
+
 TEST(ComputeBuffers, WithoutFlashAttentionTheScoresMatrixGrowsWithTheContext) {
   const json cases = load_cases();
   testing::TempDir dir;

@@ -54,12 +54,22 @@ struct GpuProcessMemory {
   std::uint64_t used_bytes = 0;
 };
 
+// One GPU's memory as NVML reports it (nvmlDeviceGetMemoryInfo): what a discrete GPU's
+// budget starts from. On GB10 NVML has no figure (K3); the budget there is MemAvailable.
+struct GpuMemory {
+  int nvml_index = 0;
+  std::string pci_bus_id;  // "0000:19:00.0", the key to the CUDA device of the same GPU
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_bytes = 0;
+};
+
 // What NVML (loaded at run time) says; its absence is a normal answer.
 struct NvmlReport {
   bool loaded = false;
   std::string detail;          // why it is not loaded, or the library it loaded
   std::string driver_version;  // "580.95.05"
   std::vector<GpuProcessMemory> processes;
+  std::vector<GpuMemory> memory;  // one entry per GPU that reported its memory
 };
 
 // The kind of GPU, in plain words for the user.

@@ -92,9 +92,16 @@ struct ModelFacts {
   std::uint64_t token_embedding_bytes = 0;  // token_embd.weight
   bool tied_output = false;                 // no output.weight: the token embedding is the LM head
   std::uint64_t mtp_weight_bytes = 0;       // tensors of the MTP blocks (loaded only with MTP on)
-  std::uint32_t expert_count = 0;           // <arch>.expert_count (0 for dense models)
-  std::uint32_t expert_used_count = 0;      // <arch>.expert_used_count
-  std::uint64_t expert_weight_bytes = 0;    // routed expert tensors (*_exps) of the main stack
+  // Data bytes of each block's tensors ("blk.N.…"), block_count entries: what llama.cpp puts
+  // on the device that block N is assigned to.
+  std::vector<std::uint64_t> layer_weight_bytes;
+  // The output layer's tensors (output.weight, output_norm.*, any other tensor outside the
+  // blocks except token_embd): they go to the device of the output layer. With a tied output
+  // llama.cpp loads a duplicate of token_embd there, counted here too.
+  std::uint64_t output_weight_bytes = 0;
+  std::uint32_t expert_count = 0;         // <arch>.expert_count (0 for dense models)
+  std::uint32_t expert_used_count = 0;    // <arch>.expert_used_count
+  std::uint64_t expert_weight_bytes = 0;  // routed expert tensors (*_exps) of the main stack
   // Weight bytes one decode step reads for the main stack: everything except the MTP blocks,
   // the token embedding (a row lookup, unless it doubles as the LM head) and the routed
   // experts that are not used (dense models: all experts count; MoE: used/total of them).

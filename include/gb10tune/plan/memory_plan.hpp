@@ -25,6 +25,7 @@
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/compute_buffers.hpp"
 #include "gb10tune/plan/projector_plan.hpp"
+#include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
@@ -55,8 +56,10 @@ struct PlanConfig {
   std::optional<model::ProjectorFacts> projector;      // --mmproj file; none without one
   bool projector_offload = true;                       // false: --no-mmproj-offload
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
-  PlanBackend backend = PlanBackend::cpu;  // what the server's build will run on
-  std::string backend_reason;              // why (choose_backend), for the report
+  PlanBackend backend = PlanBackend::cpu;   // what the server's build will run on
+  std::optional<std::uint32_t> gpu_layers;  // -ngl; nullopt: every layer (llama.cpp's -1)
+  std::vector<float> tensor_split;          // --tensor-split; empty: by free memory
+  std::string backend_reason;               // why (choose_backend), for the report
   // A correction learned from earlier runs (measured − planned at load, see calibration.hpp),
   // added to the total; 0 and "" when there is none.
   std::int64_t calibration_bytes = 0;
@@ -70,6 +73,11 @@ std::string_view backend_name(PlanBackend backend);
 struct PlanBudget {
   std::optional<std::uint64_t> mem_available;  // nullopt: unknown (the plan cannot be checked)
   std::uint64_t reserve_bytes = kDefaultReserveBytes;
+  // The discrete GPUs a CUDA server will use, in llama.cpp's order. Empty: one pool (no GPU,
+  // or an integrated GPU such as GB10 whose budget is MemAvailable, K19). With GPUs listed
+  // and the CUDA backend, device buffers are planned against each GPU's free memory and only
+  // host buffers against MemAvailable.
+  std::vector<GpuBudget> gpus;
 };
 
 // Every figure of the plan, in bytes, each a named field.
@@ -114,6 +122,10 @@ struct MemoryPlan {
 
   std::vector<std::string> notes;  // what the user should know (MTP off, context clamped, …)
 
+  // Discrete GPUs: the plan per device and host (budget.gpus not empty, CUDA backend). Then
+  // `fits` is the device plan's verdict and available/margin are the host's.
+  std::optional<DevicePlan> devices;
+
   // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
   // calibration): the figure a measurement of the running process is compared with.
   std::uint64_t load_bytes() const {
@@ -136,6 +148,16 @@ std::uint64_t total_of(const MemoryPlan& plan);
 // that does not divide the model's head widths, MTP on a model without an MTP head.
 Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig& config,
                                const PlanBudget& budget);
+
+// The KV cache, recurrent state and MTP KV of block `il` alone, as the plan's geometry sizes
+// them (the sum over all blocks is plan.cache_bytes()).
+std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig& config,
+                                const MemoryPlan& plan, std::uint32_t il);
+
+// Splits `plan` over `budget.gpus` and the host as llama.cpp places its buffers (see
+// device_plan.hpp), and checks each part against its own budget.
+DevicePlan split_over_devices(const model::ModelFacts& model, const PlanConfig& config,
+                              const MemoryPlan& plan, const PlanBudget& budget);
 
 // The cache types llama.cpp accepts for -ctk/-ctv: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
 // q5_0, q5_1. nullopt for anything else.

@@ -602,6 +602,7 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
   std::uint64_t expert_main = 0;
   std::uint64_t expert_read = 0;
   bool has_output = false;
+  facts.layer_weight_bytes.assign(facts.block_count, 0);
   for (const gguf::GgufFile* file : files) {
     for (const gguf::TensorInfo& tensor : file->tensors()) {
       ++facts.tensor_count;
@@ -614,6 +615,11 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         has_output = true;
       }
       const std::int64_t block = block_index(tensor.name);
+      if (block >= 0 && static_cast<std::uint64_t>(block) < facts.layer_weight_bytes.size()) {
+        facts.layer_weight_bytes[static_cast<std::size_t>(block)] += tensor.bytes;
+      } else if (tensor.name != "token_embd.weight") {
+        facts.output_weight_bytes += tensor.bytes;
+      }
       const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
                        static_cast<std::uint64_t>(block) >= facts.main_layer_count;
       const std::string_view name = tensor.name;
@@ -646,6 +652,9 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
     }
   }
   facts.tied_output = !has_output;
+  if (facts.tied_output) {
+    facts.output_weight_bytes += facts.token_embedding_bytes;  // TENSOR_DUPLICATED on its device
+  }
   const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
   facts.bytes_read_per_token =
       facts.weight_bytes - facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;

@@ -148,13 +148,44 @@ std::uint64_t total_of(const MemoryPlan& plan) {
 
 namespace {
 
-bool fits(const Expected<MemoryPlan>& plan, std::uint64_t available) {
-  return plan && plan->total_bytes <= available;
+// Fills the verdict of `plan` against `budget`: one pool (total vs MemAvailable − reserve), or
+// with discrete GPUs each device and the host against their own budgets.
+void judge(const model::ModelFacts& model, const PlanConfig& config, const PlanBudget& budget,
+           MemoryPlan& plan) {
+  if (!budget.mem_available && budget.gpus.empty()) {
+    return;
+  }
+  if (config.backend == PlanBackend::cuda && !budget.gpus.empty()) {
+    plan.devices = split_over_devices(model, config, plan, budget);
+    plan.available_bytes = plan.devices->host.available_bytes;
+    plan.margin_bytes = plan.devices->host.margin_bytes;
+    plan.fits = plan.devices->fits;
+    return;
+  }
+  if (!budget.mem_available) {
+    return;
+  }
+  const std::uint64_t available = *budget.mem_available > budget.reserve_bytes
+                                      ? *budget.mem_available - budget.reserve_bytes
+                                      : 0;
+  plan.available_bytes = available;
+  plan.margin_bytes =
+      static_cast<std::int64_t>(available) - static_cast<std::int64_t>(plan.total_bytes);
+  plan.fits = plan.total_bytes <= available;
+}
+
+bool fits(const model::ModelFacts& model, const PlanConfig& config, const PlanBudget& budget) {
+  auto plan = compute(model, config);
+  if (!plan) {
+    return false;
+  }
+  judge(model, config, budget, *plan);
+  return plan->fits;
 }
 
 // The most slots (at the same context per slot) and the largest context per slot (with the
 // same slots) that fit in `available`.
-void search_fit(const model::ModelFacts& model, const PlanConfig& config, std::uint64_t available,
+void search_fit(const model::ModelFacts& model, const PlanConfig& config, const PlanBudget& budget,
                 MemoryPlan& plan) {
   for (std::uint32_t slots = config.slots; slots >= 1; --slots) {
     PlanConfig smaller = config;
@@ -164,7 +195,7 @@ void search_fit(const model::ModelFacts& model, const PlanConfig& config, std::u
       // One pool: fewer slots shrink only the per-slot state, the pool stays the size asked.
       smaller.ctx_total = plan.n_ctx;
     }
-    if (fits(compute(model, smaller), available)) {
+    if (fits(model, smaller, budget)) {
       plan.max_slots_that_fit = slots;
       break;
     }
@@ -175,7 +206,7 @@ void search_fit(const model::ModelFacts& model, const PlanConfig& config, std::u
     const std::uint64_t mid = (low + high + 1) / 2;
     PlanConfig shorter = config;
     shorter.ctx_total = mid * kCellPad * (config.kv_unified ? 1 : config.slots);
-    if (fits(compute(model, shorter), available)) {
+    if (fits(model, shorter, budget)) {
       low = mid;
     } else {
       high = mid - 1;
@@ -287,17 +318,11 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
         "flash attention off: V is stored transposed at the widest layer's "
         "width");
   }
-  if (budget.mem_available) {
-    const std::uint64_t available = *budget.mem_available > budget.reserve_bytes
-                                        ? *budget.mem_available - budget.reserve_bytes
-                                        : 0;
-    plan->available_bytes = available;
-    plan->margin_bytes =
-        static_cast<std::int64_t>(available) - static_cast<std::int64_t>(plan->total_bytes);
-    plan->fits = plan->total_bytes <= available;
-    if (!plan->fits) {
-      search_fit(model, config, available, *plan);
-    }
+  judge(model, config, budget, *plan);
+  const bool checked =
+      plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value();
+  if (checked && !plan->fits) {
+    search_fit(model, config, budget, *plan);
   }
   return plan;
 }

@@ -46,6 +46,125 @@ std::string buffers_detail(const plan::ContextBuffers& buffers, plan::PlanBacken
   return fmt::format("CPU {:.2f} MiB, peak: {}", mib(buffers.compute_host), buffers.peak_phase);
 }
 
+// "0-7", "8-15, 17": block indices as ranges.
+std::string layer_ranges(const std::vector<std::uint32_t>& layers) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) {
+      ++j;
+    }
+    parts.push_back(i == j ? fmt::format("{}", layers[i])
+                           : fmt::format("{}-{}", layers[i], layers[j]));
+    i = j + 1;
+  }
+  return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string where_text(const std::vector<std::uint32_t>& layers, bool output) {
+  return fmt::format("layers {}{}", layer_ranges(layers), output ? " + output" : "");
+}
+
+json devices_json(const plan::DevicePlan& d) {
+  json gpus = json::array();
+  for (const plan::DevicePart& g : d.gpus) {
+    gpus.push_back(
+        {{"name", g.name},
+         {"description", g.description},
+         {"layers", g.layers},
+         {"output_layer", g.output_layer},
+         {"weights_bytes", g.weights_bytes},
+         {"cache_bytes", g.cache_bytes},
+         {"compute_bytes", g.compute_bytes},
+         {"runtime_bytes", g.runtime_bytes},
+         {"projector_bytes", g.projector_bytes},
+         {"total_bytes", g.total_bytes},
+         {"free_bytes", g.free_bytes ? json(*g.free_bytes) : json(nullptr)},
+         {"reserve_bytes", g.reserve_bytes},
+         {"available_bytes", g.available_bytes ? json(*g.available_bytes) : json(nullptr)},
+         {"margin_bytes", g.margin_bytes ? json(*g.margin_bytes) : json(nullptr)},
+         {"fits", g.fits}});
+  }
+  const plan::HostPart& h = d.host;
+  json doc = {{"gpu_layers", d.gpu_layers},
+              {"layer_count", d.layer_count},
+              {"gpus", gpus},
+              {"host",
+               {{"layers", h.layers},
+                {"output_layer", h.output_layer},
+                {"weights_bytes", h.weights_bytes},
+                {"cache_bytes", h.cache_bytes},
+                {"buffers_bytes", h.buffers_bytes},
+                {"runtime_bytes", h.runtime_bytes},
+                {"cache_ram_bytes", h.cache_ram_bytes},
+                {"overhead_bytes", h.overhead_bytes},
+                {"calibration_bytes", h.calibration_bytes},
+                {"total_bytes", h.total_bytes},
+                {"available_bytes", h.available_bytes ? json(*h.available_bytes) : json(nullptr)},
+                {"margin_bytes", h.margin_bytes ? json(*h.margin_bytes) : json(nullptr)},
+                {"fits", h.fits}}},
+              {"budgets_known", d.budgets_known},
+              {"fits", d.fits},
+              {"tightest", d.tightest.empty() ? json(nullptr) : json(d.tightest)}};
+  doc["max_gpu_layers_that_fit"] =
+      d.max_gpu_layers_that_fit ? json(*d.max_gpu_layers_that_fit) : json(nullptr);
+  return doc;
+}
+
+// One line of the per-device table: part, where, total, budget, margin.
+std::string part_line(std::string_view name, const std::string& where, std::uint64_t total,
+                      std::optional<std::uint64_t> available, std::optional<std::int64_t> margin,
+                      bool fits, std::string_view budget_label, const TextStyle& style) {
+  const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+  std::string verdict;
+  if (!available) {
+    verdict = style.yellow("⚠ budget unknown: not checked");
+  } else {
+    const std::string m = signed_gib(*margin);
+    verdict = fits ? style.green(m + "  fits") : style.red(m + "  DOES NOT FIT");
+  }
+  return fmt::format("  {:<8}{:>12} of {:>12} {:<28}{}\n    {}\n", name,
+                     fmt::format("{:.2f} MiB", mib(total)),
+                     available ? fmt::format("{:.2f} MiB", mib(*available)) : std::string("?"),
+                     budget_label, verdict, where);
+}
+
+std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
+  const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+  std::string out = fmt::format(
+      "\n{} — -ngl {} of {} layers (the last is the output layer); device buffers against "
+      "each GPU's free memory, host buffers against MemAvailable\n",
+      style.bold("per device"), d.gpu_layers, d.layer_count);
+  for (const plan::DevicePart& g : d.gpus) {
+    const std::string where =
+        g.layers.empty() && !g.output_layer
+            ? std::string("no layers")
+            : fmt::format(
+                  "{} ({}): weights {:.2f} + KV/state {:.2f} + compute {:.2f} + CUDA "
+                  "runtime {:.2f}{} MiB",
+                  where_text(g.layers, g.output_layer), g.description, mib(g.weights_bytes),
+                  mib(g.cache_bytes), mib(g.compute_bytes), mib(g.runtime_bytes),
+                  g.projector_bytes > 0 ? fmt::format(" + mmproj {:.2f}", mib(g.projector_bytes))
+                                        : std::string());
+    out += part_line(g.name, where, g.total_bytes, g.available_bytes, g.margin_bytes, g.fits,
+                     "(free − GPU reserve)", style);
+  }
+  const plan::HostPart& h = d.host;
+  out += part_line(
+      "host",
+      fmt::format("token embedding + {}: weights {:.2f} + KV/state {:.2f} + pinned compute and "
+                  "output {:.2f} + runtime {:.2f} + prompt cache {:.2f} + margin {:.2f} MiB",
+                  h.layers.empty() && !h.output_layer ? std::string("no layers")
+                                                      : where_text(h.layers, h.output_layer),
+                  mib(h.weights_bytes), mib(h.cache_bytes), mib(h.buffers_bytes),
+                  mib(h.runtime_bytes), mib(h.cache_ram_bytes), mib(h.overhead_bytes)),
+      h.total_bytes, h.available_bytes, h.margin_bytes, h.fits, "(MemAvailable − reserve)", style);
+  if (!d.tightest.empty()) {
+    out += fmt::format("  tightest: {}\n", d.tightest);
+  }
+  return out;
+}
+
 }  // namespace
 
 json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config,
@@ -141,6 +260,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
   } else {
     figures["projector"] = nullptr;
   }
+  figures["devices"] = plan.devices ? devices_json(*plan.devices) : json(nullptr);
   doc["plan"] = figures;
   return doc;
 }
@@ -219,7 +339,14 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
         fmt::format("{:+}", plan.calibration_bytes), plan.calibration_source);
   }
   out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
-  if (plan.available_bytes) {
+  if (plan.devices) {
+    out += devices_text(*plan.devices, style);
+    if (!plan.devices->budgets_known) {
+      out += "  " + style.yellow("⚠") + " a budget is unknown: the plan is not checked\n";
+    } else if (!plan.fits) {
+      out += "  " + style.red("DOES NOT FIT") + "\n\n" + what_fits(config, plan) + "\n";
+    }
+  } else if (plan.available_bytes) {
     out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",
                        bytes_cell(*plan.available_bytes));
     const std::string margin = signed_gib(*plan.margin_bytes);
@@ -240,6 +367,27 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
 
 std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& plan) {
   std::vector<std::string> options;
+  std::string gpus;
+  if (plan.devices) {
+    const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+    for (const plan::DevicePart& g : plan.devices->gpus) {
+      if (!g.fits && g.available_bytes) {
+        gpus += fmt::format(
+            "{} ({}) needs {:.2f} MiB for {}, but has {:.2f} MiB free − {:.2f} "
+            "MiB reserve = {:.2f} MiB. ",
+            g.name, g.description, mib(g.total_bytes), where_text(g.layers, g.output_layer),
+            mib(*g.free_bytes), mib(g.reserve_bytes), mib(*g.available_bytes));
+      }
+    }
+    if (!gpus.empty() && plan.devices->max_gpu_layers_that_fit) {
+      gpus += fmt::format(
+          "With these settings at most {} of the {} layers fit on the GPU(s): -ngl {} "
+          "(--gpu-layers "
+          "{}; the rest run on the CPU, K1), or lower the context. ",
+          *plan.devices->max_gpu_layers_that_fit, plan.devices->layer_count,
+          *plan.devices->max_gpu_layers_that_fit, *plan.devices->max_gpu_layers_that_fit);
+    }
+  }
   if (plan.max_slots_that_fit > 0 && plan.max_slots_that_fit < config.slots) {
     options.push_back(
         fmt::format("{} slot(s) of {} cells", plan.max_slots_that_fit, plan.ctx_per_slot));
@@ -247,6 +395,10 @@ std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& pl
   if (plan.max_ctx_per_slot_that_fits > 0) {
     options.push_back(
         fmt::format("{} slot(s) of {} cells", config.slots, plan.max_ctx_per_slot_that_fits));
+  }
+  if (!gpus.empty()) {
+    return gpus + (options.empty() ? std::string()
+                                   : fmt::format("What fits: {}.", fmt::join(options, ", or ")));
   }
   if (options.empty()) {
     return "Nothing fits with these settings: weights, overhead and the prompt cache alone "

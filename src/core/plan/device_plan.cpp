@@ -1,0 +1,364 @@
+#include "gb10tune/plan/device_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "gb10tune/plan/memory_plan.hpp"
+
+namespace gb10tune::plan {
+
+namespace {
+
+// Splits "a,b/c" at commas and slashes (llama.cpp's split_string for -ts and -dev).
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  for (const char c : text) {
+    if (c == ',' || c == '/') {
+      out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  out.push_back(item);
+  return out;
+}
+
+// The value of option `names` in `args` ("-ts X", "--tensor-split X", "--tensor-split=X").
+std::optional<std::string> option_value(const std::vector<std::string>& args,
+                                        std::initializer_list<std::string_view> names) {
+  std::optional<std::string> value;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    for (const std::string_view name : names) {
+      if (args[i] == name && i + 1 < args.size()) {
+        value = args[i + 1];
+      } else if (args[i].size() > name.size() + 1 && args[i].compare(0, name.size(), name) == 0 &&
+                 args[i][name.size()] == '=') {
+        value = args[i].substr(name.size() + 1);
+      }
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+Expected<LayerPlacement> parse_placement(const std::vector<std::string>& args) {
+  LayerPlacement out;
+  if (const auto ts = option_value(args, {"-ts", "--tensor-split"})) {
+    for (const std::string& item : split_list(*ts)) {
+      float value = 0.0f;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || value < 0) {
+        return Error{fmt::format("--tensor-split '{}': '{}' is not a proportion; give one "
+                                 "number per GPU, e.g. -ts 3,1",
+                                 *ts, item),
+                     ExitCode::usage};
+      }
+      out.tensor_split.push_back(value);
+    }
+  }
+  if (const auto dev = option_value(args, {"-dev", "--device"})) {
+    out.devices = split_list(*dev);
+  }
+  return out;
+}
+
+Expected<std::vector<GpuBudget>> gpu_budgets(const gpu::GpuReport& devices,
+                                             const gpu::NvmlReport& nvml,
+                                             const std::vector<std::string>& selected,
+                                             std::uint64_t reserve) {
+  std::vector<GpuBudget> all;
+  if (devices.status != gpu::GpuStatus::available) {
+    return all;
+  }
+  for (const gpu::GpuDevice& device : devices.devices) {
+    if (device.integrated) {
+      return std::vector<GpuBudget>{};  // one pool (K19)
+    }
+    GpuBudget budget;
+    budget.name = fmt::format("CUDA{}", device.index);
+    budget.description = device.name;
+    budget.reserve_bytes = reserve;
+    for (const gpu::GpuMemory& memory : nvml.memory) {
+      if (!device.pci_bus_id.empty() && memory.pci_bus_id == device.pci_bus_id) {
+        budget.free_bytes = memory.free_bytes;
+      }
+    }
+    all.push_back(std::move(budget));
+  }
+  if (selected.empty()) {
+    return all;
+  }
+  std::vector<GpuBudget> chosen;
+  for (const std::string& name : selected) {
+    if (name == "none") {
+      continue;
+    }
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const GpuBudget& b) { return b.name == name; });
+    if (it == all.end()) {
+      return Error{fmt::format("--device {}: no such GPU here (llama.cpp names them CUDA0 … "
+                               "CUDA{}); `llama-server --list-devices` shows them",
+                               name, all.empty() ? 0 : all.size() - 1),
+                   ExitCode::usage};
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+LayerAssignment assign_layers(std::uint32_t n_layer_all, std::optional<std::uint32_t> gpu_layers,
+                              const std::vector<float>& tensor_split,
+                              const std::vector<GpuBudget>& gpus) {
+  LayerAssignment out;
+  out.device_of.assign(std::size_t{n_layer_all} + 1, -1);
+  if (gpus.empty()) {
+    return out;
+  }
+  const std::size_t n = gpus.size();
+  // The split points, in float like llama.cpp: --tensor-split, else free memory (unknown
+  // free memory: equal shares).
+  std::vector<float> splits(n, 0.0f);
+  const bool all_zero =
+      std::all_of(tensor_split.begin(), tensor_split.end(), [](float x) { return x == 0.0f; });
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!all_zero) {
+      splits[i] = i < tensor_split.size() ? tensor_split[i] : 0.0f;
+    } else {
+      const bool known = std::all_of(gpus.begin(), gpus.end(),
+                                     [](const GpuBudget& g) { return g.free_bytes.has_value(); });
+      splits[i] = known ? static_cast<float>(*gpus[i].free_bytes) : 1.0f;
+    }
+  }
+  float sum = 0.0f;
+  for (float& split : splits) {
+    sum += split;
+    split = sum;
+  }
+  for (float& split : splits) {
+    split /= sum;
+  }
+  const auto all = static_cast<std::int64_t>(n_layer_all) + 1;
+  const std::int64_t ngl = gpu_layers ? std::int64_t{*gpu_layers} : all;
+  const std::int64_t start = std::max<std::int64_t>(all - ngl, 0);
+  const std::int64_t active = std::min(ngl, all);
+  for (std::int64_t il = 0; il < all; ++il) {
+    if (il < start || il - start >= active) {
+      continue;
+    }
+    const float at = static_cast<float>(il - start) / static_cast<float>(active);
+    const auto it = std::upper_bound(splits.begin(), splits.end(), at);
+    const auto device =
+        std::min<std::ptrdiff_t>(it - splits.begin(), static_cast<std::ptrdiff_t>(n) - 1);
+    out.device_of[static_cast<std::size_t>(il)] = static_cast<int>(device);
+  }
+  return out;
+}
+
+std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig& config,
+                                const MemoryPlan& plan, std::uint32_t il) {
+  if (il >= model.layers.size()) {
+    return 0;
+  }
+  const model::LayerFacts& layer = model.layers[il];
+  const bool transposed = !config.flash_attention;
+  const auto kv_cell = [&](gguf::GgmlType k, gguf::GgmlType v) -> std::uint64_t {
+    const auto kb = gguf::ggml_bytes(k, layer.k_width);
+    const auto vb = gguf::ggml_bytes(v, transposed ? model.v_width_max : layer.v_width);
+    return kb && vb ? *kb + *vb : 0;  // make_plan already refused widths a type cannot hold
+  };
+  if (layer.mtp) {
+    return config.mtp ? kv_cell(config.draft_cache_k, config.draft_cache_v) * plan.full_cells *
+                            plan.streams
+                      : 0;
+  }
+  if (layer.main_kv) {
+    const std::uint64_t cells = layer.sliding_window ? plan.swa_cells : plan.full_cells;
+    return kv_cell(config.cache_k, config.cache_v) * cells * plan.streams;
+  }
+  if (layer.recurrent && model.recurrent_layer_count > 0) {
+    return model.recurrent_bytes_per_sequence / model.recurrent_layer_count * plan.recurrent_rows;
+  }
+  return 0;
+}
+
+namespace {
+
+// The device and host parts for one assignment, without verdicts.
+DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
+                      const MemoryPlan& plan, const PlanBudget& budget,
+                      std::optional<std::uint32_t> gpu_layers) {
+  DevicePlan out;
+  const std::uint32_t n_layer_all = model.block_count;
+  out.layer_count = n_layer_all + 1;
+  const LayerAssignment where =
+      assign_layers(n_layer_all, gpu_layers, config.tensor_split, budget.gpus);
+  out.gpu_layers = gpu_layers ? std::min(*gpu_layers, out.layer_count) : out.layer_count;
+  for (const GpuBudget& gpu : budget.gpus) {
+    DevicePart part;
+    part.name = gpu.name;
+    part.description = gpu.description;
+    part.free_bytes = gpu.free_bytes;
+    part.reserve_bytes = gpu.reserve_bytes;
+    out.gpus.push_back(std::move(part));
+  }
+  HostPart& host = out.host;
+  host.weights_bytes = model.token_embedding_bytes;  // the input layer stays on the CPU
+  for (std::uint32_t il = 0; il < n_layer_all; ++il) {
+    const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
+    const bool loaded = layer == nullptr || !layer->mtp || config.mtp;
+    const std::uint64_t weights =
+        loaded && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
+    const std::uint64_t cache = layer_cache_bytes(model, config, plan, il);
+    const int device = where.device_of[il];
+    if (device < 0) {
+      host.layers.push_back(il);
+      host.weights_bytes += weights;
+      host.cache_bytes += cache;
+    } else {
+      DevicePart& part = out.gpus[static_cast<std::size_t>(device)];
+      part.layers.push_back(il);
+      part.weights_bytes += weights;
+      part.cache_bytes += cache;
+    }
+  }
+  const int output = where.output_device();
+  if (output < 0) {
+    host.output_layer = true;
+    host.weights_bytes += model.output_weight_bytes;
+  } else {
+    out.gpus[static_cast<std::size_t>(output)].output_layer = true;
+    out.gpus[static_cast<std::size_t>(output)].weights_bytes += model.output_weight_bytes;
+  }
+  // Every GPU that holds a layer gets a CUDA context and a compute buffer for its part of the
+  // graph (ggml_backend_sched: one buffer per backend), sized here as the whole graph's
+  // device buffer; the MTP draft context's on the device of the MTP block. mmproj goes to the
+  // first device.
+  const int mtp_device =
+      model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -1;
+  bool first = true;
+  for (std::size_t i = 0; i < out.gpus.size(); ++i) {
+    DevicePart& part = out.gpus[i];
+    if (part.layers.empty() && !part.output_layer) {
+      continue;
+    }
+    part.compute_bytes = plan.buffers.main.compute_device;
+    if (static_cast<int>(i) == mtp_device) {
+      part.compute_bytes += plan.buffers.mtp.compute_device;
+    }
+    // Measured on an H200 (docs/memory-plan.md): a device with only the output layer loads
+    // no attention kernels (CUDA loads modules lazily) and held 64 MiB less.
+    constexpr std::uint64_t kOutputOnlyKernels = 64ull << 20;
+    part.runtime_bytes = part.layers.empty() && plan.runtime.device > kOutputOnlyKernels
+                             ? plan.runtime.device - kOutputOnlyKernels
+                             : plan.runtime.device;
+    if (first) {
+      part.projector_bytes = plan.projector_bytes;
+      first = false;
+    }
+    part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
+                       part.runtime_bytes + part.projector_bytes;
+  }
+  host.buffers_bytes =
+      plan.buffers.main.compute_host + plan.buffers.mtp.compute_host + plan.output_bytes;
+  if (first) {
+    host.weights_bytes += plan.projector_bytes;  // no GPU holds anything: mmproj on the CPU
+    // A CPU-only placement computes on the CPU: the device part of the graph is host memory.
+    host.buffers_bytes += plan.buffers.main.compute_device + plan.buffers.mtp.compute_device;
+  }
+  host.runtime_bytes = plan.runtime.host;
+  host.cache_ram_bytes = plan.cache_ram_bytes;
+  host.overhead_bytes = plan.overhead_bytes;
+  host.calibration_bytes = plan.calibration_bytes;
+  const std::uint64_t sum = host.weights_bytes + host.cache_bytes + host.buffers_bytes +
+                            host.runtime_bytes + host.cache_ram_bytes + host.overhead_bytes;
+  const std::uint64_t cut =
+      host.calibration_bytes < 0 ? static_cast<std::uint64_t>(-host.calibration_bytes) : 0;
+  host.total_bytes = host.calibration_bytes < 0
+                         ? (sum > cut ? sum - cut : 0)
+                         : sum + static_cast<std::uint64_t>(host.calibration_bytes);
+  return out;
+}
+
+std::optional<std::int64_t> margin(std::optional<std::uint64_t> available, std::uint64_t total) {
+  if (!available) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(*available) - static_cast<std::int64_t>(total);
+}
+
+// Fills the budgets and verdicts of every part; true when every GPU that holds anything fits
+// (the host is not part of that answer).
+bool judge(DevicePlan& out, const PlanBudget& budget) {
+  bool gpus_fit = true;
+  out.budgets_known = budget.mem_available.has_value();
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  for (DevicePart& part : out.gpus) {
+    if (part.free_bytes) {
+      part.available_bytes =
+          *part.free_bytes > part.reserve_bytes ? *part.free_bytes - part.reserve_bytes : 0;
+    }
+    part.margin_bytes = margin(part.available_bytes, part.total_bytes);
+    part.fits = part.margin_bytes && *part.margin_bytes >= 0;
+    if (part.total_bytes == 0) {
+      part.fits = true;  // nothing on it
+      continue;
+    }
+    if (!part.available_bytes) {
+      out.budgets_known = false;
+      gpus_fit = false;
+      continue;
+    }
+    gpus_fit = gpus_fit && part.fits;
+    if (*part.margin_bytes < least) {
+      least = *part.margin_bytes;
+      out.tightest = part.name;
+    }
+  }
+  HostPart& host = out.host;
+  if (budget.mem_available) {
+    host.available_bytes = *budget.mem_available > budget.reserve_bytes
+                               ? *budget.mem_available - budget.reserve_bytes
+                               : 0;
+  }
+  host.margin_bytes = margin(host.available_bytes, host.total_bytes);
+  host.fits = host.margin_bytes && *host.margin_bytes >= 0;
+  if (host.margin_bytes && *host.margin_bytes < least) {
+    out.tightest = "host";
+  }
+  out.fits = out.budgets_known && gpus_fit && host.fits;
+  return gpus_fit;
+}
+
+}  // namespace
+
+DevicePlan split_over_devices(const model::ModelFacts& model, const PlanConfig& config,
+                              const MemoryPlan& plan, const PlanBudget& budget) {
+  DevicePlan out = split_with(model, config, plan, budget, config.gpu_layers);
+  const bool gpus_fit = judge(out, budget);
+  const bool gpus_known = std::all_of(out.gpus.begin(), out.gpus.end(), [](const DevicePart& p) {
+    return p.total_bytes == 0 || p.available_bytes.has_value();
+  });
+  if (!gpus_fit && gpus_known) {
+    // The largest -ngl (same split) with which every GPU fits; fewer layers only move bytes
+    // to the host, whose own verdict is separate.
+    for (std::uint32_t ngl = out.gpu_layers; ngl-- > 0;) {
+      DevicePlan fewer = split_with(model, config, plan, budget, ngl);
+      if (judge(fewer, budget)) {
+        out.max_gpu_layers_that_fit = ngl;
+        break;
+      }
+    }
+    if (!out.max_gpu_layers_that_fit) {
+      out.max_gpu_layers_that_fit = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace gb10tune::plan

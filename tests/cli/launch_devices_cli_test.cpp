@@ -1,0 +1,197 @@
+// launch on machines with discrete GPUs: device buffers against each GPU's free memory, host
+// buffers against MemAvailable; GB10 keeps one pool.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/stand_in.hpp"
+#include "support/test_context.hpp"
+#include "support/test_models.hpp"
+
+namespace gb10tune {
+namespace {
+
+using nlohmann::json;
+
+testing::CliResult launch_on(const std::string& scenario, std::vector<std::string> args) {
+  args.insert(args.begin(), {"launch", "--llama-server", testing::stand_in_server_path().string(),
+                             "--dry-run", "--backend", "cuda", "--slots", "1", "--ctx-per-slot",
+                             "8192", "--cache-ram", "0", "--no-mtp"});
+  return testing::run_cli_on(scenario, args, {});
+}
+
+// A llama of `layers` f16 blocks of n_embd 8192, 64 heads, 8 KV heads, n_ff 14336: 872 MB a
+// block, plus 524 MB each for the token embedding and the output (sparse on disk).
+std::string write_llama(const testing::TempDir& dir, std::uint32_t layers) {
+  testing::GgufWriter w;
+  w.add("general.architecture", testing::gguf_string("llama"))
+      .add("llama.block_count", testing::gguf_uint32(layers))
+      .add("llama.context_length", testing::gguf_uint32(32768))
+      .add("llama.embedding_length", testing::gguf_uint32(8192))
+      .add("llama.feed_forward_length", testing::gguf_uint32(14336))
+      .add("llama.attention.head_count", testing::gguf_uint32(64))
+      .add("llama.attention.head_count_kv", testing::gguf_uint32(8))
+      .add("llama.attention.layer_norm_rms_epsilon", testing::gguf_float32(1e-5f))
+      .add("llama.rope.dimension_count", testing::gguf_uint32(128));
+  w.tensor("token_embd.weight", {8192, 32000}, gguf::GgmlType::f16);
+  w.tensor("output_norm.weight", {8192}, gguf::GgmlType::f32);
+  w.tensor("output.weight", {8192, 32000}, gguf::GgmlType::f16);
+  for (std::uint32_t il = 0; il < layers; ++il) {
+    const std::string blk = "blk." + std::to_string(il) + ".";
+    w.tensor(blk + "attn_norm.weight", {8192}, gguf::GgmlType::f32);
+    w.tensor(blk + "attn_q.weight", {8192, 8192}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_k.weight", {8192, 1024}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_v.weight", {8192, 1024}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_output.weight", {8192, 8192}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_norm.weight", {8192}, gguf::GgmlType::f32);
+    w.tensor(blk + "ffn_gate.weight", {8192, 14336}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_up.weight", {8192, 14336}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_down.weight", {14336, 8192}, gguf::GgmlType::f16);
+  }
+  const auto path = dir.path() / ("llama-" + std::to_string(layers) + ".gguf");
+  w.write(path);
+  return path.string();
+}
+
+std::size_t find(const std::string& text, const std::string& what) {
+  return text.find(what);
+}
+
+// 40 blocks: ~36 GB of weights on a 24 GB GPU in a 128 GB host. The host alone could hold it
+// all (one pool would say "fits"); the GPU cannot.
+TEST(CliLaunchDevices, A24GbGpuRefusesWhatOnlyTheHostCouldHoldAndSaysHowManyLayersFit) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 40);
+  const auto refused = launch_on("dgpu-24g", {"--model", model, "--no-fit"});
+  ASSERT_EQ(refused.exit_code, 3) << refused.err << refused.out;
+  EXPECT_NE(find(refused.err, "CUDA0 (NVIDIA GeForce RTX 4090) needs"), std::string::npos)
+      << refused.err;
+  EXPECT_NE(find(refused.out, "per device"), std::string::npos) << refused.out;
+  EXPECT_NE(find(refused.out, "layers 0-39 + output"), std::string::npos) << refused.out;
+
+  const auto doc_run = launch_on("dgpu-24g", {"--model", model, "--no-fit", "--json"});
+  ASSERT_EQ(doc_run.exit_code, 3);
+  const json devices = json::parse(doc_run.out)["plan"]["devices"];
+  ASSERT_TRUE(devices.is_object()) << doc_run.out;
+  EXPECT_EQ(devices["fits"], false);
+  EXPECT_EQ(devices["tightest"], "CUDA0");
+  EXPECT_EQ(devices["host"]["fits"], true);  // 125 GB of MemAvailable would take it all
+  EXPECT_EQ(devices["gpus"][0]["fits"], false);
+  EXPECT_EQ(devices["gpus"][0]["free_bytes"], 24'900'000'000ull);
+  EXPECT_EQ(devices["gpus"][0]["available_bytes"], 24'900'000'000ull - (1ull << 30));
+  const auto n = devices["max_gpu_layers_that_fit"].get<std::uint32_t>();
+  EXPECT_GT(n, 10u);
+  EXPECT_LT(n, 41u);
+  EXPECT_NE(find(refused.err, "-ngl " + std::to_string(n)), std::string::npos) << refused.err;
+
+  // The layers it names fit; one more does not. The CPU keeps the first blocks.
+  const auto at_n = launch_on(
+      "dgpu-24g", {"--model", model, "--no-fit", "--json", "--gpu-layers", std::to_string(n)});
+  ASSERT_EQ(at_n.exit_code, 0) << at_n.err;
+  const json fitted = json::parse(at_n.out)["plan"]["devices"];
+  EXPECT_EQ(fitted["fits"], true);
+  EXPECT_EQ(fitted["gpus"][0]["output_layer"], true);
+  EXPECT_EQ(fitted["gpus"][0]["layers"].size(), n - 1);
+  EXPECT_EQ(fitted["host"]["layers"].size(), 41 - n);
+  EXPECT_EQ(fitted["host"]["layers"][0], 0);
+  const auto one_more =
+      launch_on("dgpu-24g", {"--model", model, "--no-fit", "--gpu-layers", std::to_string(n + 1)});
+  EXPECT_EQ(one_more.exit_code, 3) << one_more.out;
+}
+
+// The default fit lowers the context, but no context makes 36 GB of weights fit 24 GB.
+TEST(CliLaunchDevices, TheFitCannotMakeWeightsFitAGpuThatIsTooSmall) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 40);
+  const auto result = launch_on("dgpu-24g", {"--model", model});
+  EXPECT_EQ(result.exit_code, 3) << result.err << result.out;
+  EXPECT_NE(find(result.err, "CUDA0"), std::string::npos) << result.err;
+}
+
+// Two 24 GB GPUs, --tensor-split 3,1: llama.cpp gives CUDA0 the layers whose position
+// (il / 41) is below 0.75 (blocks 0-30), CUDA1 the rest and the output layer. CUDA0 cannot
+// hold 31 blocks; an even split fits both.
+TEST(CliLaunchDevices, TwoGpusSplitByTensorSplitArePlannedPerDevice) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 40);
+  const auto uneven =
+      launch_on("dgpu-2x", {"--model", model, "--no-fit", "--json", "--", "-ts", "3,1"});
+  ASSERT_EQ(uneven.exit_code, 3) << uneven.err << uneven.out;
+  const json d = json::parse(uneven.out)["plan"]["devices"];
+  ASSERT_EQ(d["gpus"].size(), 2u) << uneven.out;
+  EXPECT_EQ(d["gpus"][0]["name"], "CUDA0");
+  EXPECT_EQ(d["gpus"][0]["layers"].size(), 31u);
+  EXPECT_EQ(d["gpus"][0]["layers"].back(), 30);
+  EXPECT_EQ(d["gpus"][0]["output_layer"], false);
+  EXPECT_EQ(d["gpus"][1]["layers"].size(), 9u);
+  EXPECT_EQ(d["gpus"][1]["layers"][0], 31);
+  EXPECT_EQ(d["gpus"][1]["output_layer"], true);
+  EXPECT_EQ(d["gpus"][0]["fits"], false);
+  EXPECT_EQ(d["gpus"][1]["fits"], true);
+  EXPECT_EQ(d["tightest"], "CUDA0");
+  EXPECT_TRUE(d["host"]["layers"].empty());
+  // Each GPU carries its own CUDA runtime and compute buffer; the KV of its blocks only.
+  EXPECT_EQ(d["gpus"][0]["runtime_bytes"], d["gpus"][1]["runtime_bytes"]);
+  EXPECT_EQ(d["gpus"][0]["cache_bytes"].get<std::uint64_t>() * 9,
+            d["gpus"][1]["cache_bytes"].get<std::uint64_t>() * 31);
+  EXPECT_NE(uneven.err.find("CUDA0 (NVIDIA GeForce RTX 4090) needs"), std::string::npos)
+      << uneven.err;
+  EXPECT_EQ(uneven.err.find("CUDA1 (NVIDIA"), std::string::npos) << uneven.err;
+
+  const auto even =
+      launch_on("dgpu-2x", {"--model", model, "--no-fit", "--json", "--", "-ts", "1,1"});
+  ASSERT_EQ(even.exit_code, 0) << even.err << even.out;
+  const json e = json::parse(even.out)["plan"]["devices"];
+  EXPECT_EQ(e["fits"], true);
+  EXPECT_EQ(e["gpus"][0]["layers"].size(), 21u);  // il / 41 < 0.5: blocks 0-20
+  EXPECT_EQ(e["gpus"][1]["layers"].size(), 19u);
+
+  // --device CUDA1 alone: one GPU, which cannot hold it all.
+  const auto one =
+      launch_on("dgpu-2x", {"--model", model, "--no-fit", "--json", "--", "-dev", "CUDA1"});
+  ASSERT_EQ(one.exit_code, 3) << one.err;
+  const json o = json::parse(one.out)["plan"]["devices"];
+  ASSERT_EQ(o["gpus"].size(), 1u);
+  EXPECT_EQ(o["gpus"][0]["name"], "CUDA1");
+}
+
+// GB10 keeps one pool: no per-device plan, the budget is MemAvailable minus the reserve (K19).
+TEST(CliLaunchDevices, Gb10StillPlansAgainstMemAvailable) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 4);
+  const auto result = launch_on("gb10", {"--model", model, "--json", "--reserve", "2GB"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json plan = json::parse(result.out)["plan"];
+  EXPECT_TRUE(plan["devices"].is_null()) << plan.dump();
+  const auto meminfo = testing::read_text(testing::sysroot_fixture("gb10") / "proc/meminfo");
+  const auto at = meminfo.find("MemAvailable:");
+  ASSERT_NE(at, std::string::npos);
+  const std::uint64_t available_kib = std::stoull(meminfo.substr(at + 13));
+  EXPECT_EQ(plan["available_bytes"], available_kib * 1024 - 2'000'000'000ull);
+}
+
+// The same 4-block model on the discrete GPU: device buffers go to CUDA0, the host keeps the
+// token embedding and the pinned buffers; the host budget is MemAvailable minus the reserve.
+TEST(CliLaunchDevices, DeviceAndHostPartsAddUpToThePlan) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 4);
+  const auto result = launch_on("dgpu-24g", {"--model", model, "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json plan = json::parse(result.out)["plan"];
+  const json& d = plan["devices"];
+  ASSERT_TRUE(d.is_object());
+  const json& gpu = d["gpus"][0];
+  const json& host = d["host"];
+  EXPECT_EQ(gpu["weights_bytes"].get<std::uint64_t>() + host["weights_bytes"].get<std::uint64_t>(),
+            plan["weights_bytes"].get<std::uint64_t>())
+      << d.dump();
+  EXPECT_EQ(host["weights_bytes"], 8192ull * 32000 * 2);  // token_embd stays on the CPU
+  EXPECT_EQ(gpu["cache_bytes"], plan["kv_full_bytes"]);
+  EXPECT_EQ(gpu["total_bytes"].get<std::uint64_t>() + host["total_bytes"].get<std::uint64_t>(),
+            plan["total_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(host["available_bytes"], plan["available_bytes"]);
+  EXPECT_EQ(d["fits"], true);
+}
+
+}  // namespace
+}  // namespace gb10tune
