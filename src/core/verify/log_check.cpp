@@ -80,7 +80,7 @@ std::vector<Finding> check_log(std::string_view log_text, std::string_view log_n
   std::string binary_error;
   if (const auto logged = server::find_system_info_line(this_run)) {
     line = std::string(*logged);
-    source = fmt::format("{} (this start)", log_name);
+    source = fmt::format("this start's log {}", log_name);
   } else if (sources.binary_system_info) {
     if (auto probed = sources.binary_system_info()) {
       line = std::move(probed).value();
