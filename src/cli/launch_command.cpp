@@ -427,6 +427,20 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, built.error());
   }
 
+  if (in.print == "llama-swap") {
+    launch::LlamaSwapEntry entry;
+    entry.name = candidate->path.stem().string();
+    entry.argv = built->command.argv;
+    entry.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+    for (const auto& change : built->environment.changes) {
+      if (change.action == launch::ChangeAction::removed &&
+          change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
+        entry.unset_env.push_back(change.name);
+      }
+    }
+    *ctx.out << launch::render_llama_swap_entry(entry);
+    return ExitCode::ok;
+  }
   if (in.print == "systemd") {
     launch::SystemdUnit unit;
     unit.argv = built->command.argv;
@@ -632,9 +646,11 @@ Runner setup_launch(CLI::App& app) {
                   "machine), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->option_text("auto|cpu|cuda");
-  sub->add_option("--print", o->print, "Print a systemd unit for the same command; start nothing")
-      ->check(CLI::IsMember({"systemd"}))
-      ->option_text("systemd");
+  sub->add_option("--print", o->print,
+                  "Print a systemd unit, or llama-swap's model entry, for the same command; "
+                  "start nothing")
+      ->check(CLI::IsMember({"systemd", "llama-swap"}))
+      ->option_text("systemd|llama-swap");
   sub->add_option("--profile", o->profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");

@@ -30,4 +30,17 @@ struct SystemdUnit {
 // A complete user or system unit ([Unit], [Service], [Install]) running `unit.argv`.
 std::string render_systemd_unit(const SystemdUnit& unit);
 
+// What a llama-swap model entry for the server needs.
+struct LlamaSwapEntry {
+  std::string name;                    // the model's name in llama-swap (requests' "model")
+  std::vector<std::string> argv;       // the planned command; its --port value becomes ${PORT}
+  std::vector<std::string> unset_env;  // removed through `env -u` (llama-swap cannot unset)
+  int ttl_seconds = 300;               // unloaded after this long idle
+};
+
+// A `models:` map with one entry for llama-swap's config.yaml: `cmd` (/usr/bin/env -u NAME…
+// then the argv, shell-quoted, with --port ${PORT}), `ttl` and `checkEndpoint: /health`.
+// Strings are YAML double-quoted.
+std::string render_llama_swap_entry(const LlamaSwapEntry& entry);
+
 }  // namespace gb10tune::launch

@@ -113,4 +113,59 @@ std::string render_systemd_unit(const SystemdUnit& unit) {
   return out;
 }
 
+namespace {
+
+// A YAML double-quoted scalar: backslash, double quote and control characters escaped.
+std::string yaml_quote(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string render_llama_swap_entry(const LlamaSwapEntry& entry) {
+  std::string cmd = "/usr/bin/env";
+  for (const auto& name : entry.unset_env) {
+    cmd += " -u " + shell_quote(name);
+  }
+  bool port_seen = false;
+  for (std::size_t i = 0; i < entry.argv.size(); ++i) {
+    const std::string& word = entry.argv[i];
+    if (word.rfind("--port=", 0) == 0) {
+      cmd += " --port ${PORT}";
+      port_seen = true;
+    } else if (word == "--port" && i + 1 < entry.argv.size()) {
+      cmd += " --port ${PORT}";
+      port_seen = true;
+      ++i;
+    } else {
+      cmd += " " + shell_quote(word);
+    }
+  }
+  if (!port_seen) {
+    cmd += " --port ${PORT}";
+  }
+  return fmt::format(
+      "# Written by gb10tune launch --print llama-swap: this model's entry for llama-swap's\n"
+      "# config.yaml (merge it into `models:`). llama-swap picks the port; the trap variable\n"
+      "# GGML_CUDA_ENABLE_UNIFIED_MEMORY is removed by env -u, since llama-swap passes its own\n"
+      "# environment on. Check each start with `gb10tune verify --url http://127.0.0.1:PORT`.\n"
+      "models:\n"
+      "  {}:\n"
+      "    cmd: {}\n"
+      "    ttl: {}\n"
+      "    checkEndpoint: \"/health\"\n",
+      yaml_quote(entry.name), yaml_quote(cmd), entry.ttl_seconds);
+}
+
 }  // namespace gb10tune::launch
