@@ -427,6 +427,15 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, built.error());
   }
 
+  if (in.print == "preset") {
+    auto preset =
+        launch::render_models_preset(candidate->path.stem().string(), built->command.argv, *flags);
+    if (!preset) {
+      return fail(ctx, preset.error());
+    }
+    *ctx.out << *preset;
+    return ExitCode::ok;
+  }
   if (in.print == "llama-swap") {
     launch::LlamaSwapEntry entry;
     entry.name = candidate->path.stem().string();
@@ -647,10 +656,11 @@ Runner setup_launch(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->option_text("auto|cpu|cuda");
   sub->add_option("--print", o->print,
-                  "Print a systemd unit, or llama-swap's model entry, for the same command; "
+                  "Print a systemd unit, llama-swap's model entry or a router preset section for "
+                  "the same command; "
                   "start nothing")
-      ->check(CLI::IsMember({"systemd", "llama-swap"}))
-      ->option_text("systemd|llama-swap");
+      ->check(CLI::IsMember({"systemd", "llama-swap", "preset"}))
+      ->option_text("systemd|llama-swap|preset");
   sub->add_option("--profile", o->profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");

@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/util/expected.hpp"
+
 namespace gb10tune::launch {
 
 // One word for bash: unchanged when it holds only safe characters, else single-quoted with
@@ -42,5 +45,14 @@ struct LlamaSwapEntry {
 // then the argv, shell-quoted, with --port ${PORT}), `ttl` and `checkEndpoint: /health`.
 // Strings are YAML double-quoted.
 std::string render_llama_swap_entry(const LlamaSwapEntry& entry);
+
+// One INI section for llama-server's router mode (--models-preset): `[name]`, then each option
+// of `argv` (argv[0] left out) as `key = value` with the key the option's long name without
+// dashes (a switch: `key = true`; a negative switch: its `no-` name = true). --host and --port
+// are left out: the router sets them. An Error naming an option `flags` does not know or a
+// value holding a line break.
+Expected<std::string> render_models_preset(const std::string& name,
+                                           const std::vector<std::string>& argv,
+                                           const server::ServerFlags& flags);
 
 }  // namespace gb10tune::launch

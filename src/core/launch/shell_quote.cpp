@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace gb10tune::launch {
 
@@ -166,6 +167,59 @@ std::string render_llama_swap_entry(const LlamaSwapEntry& entry) {
       "    ttl: {}\n"
       "    checkEndpoint: \"/health\"\n",
       yaml_quote(entry.name), yaml_quote(cmd), entry.ttl_seconds);
+}
+
+Expected<std::string> render_models_preset(const std::string& name,
+                                           const std::vector<std::string>& argv,
+                                           const server::ServerFlags& flags) {
+  std::string body;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    std::string word = argv[i];
+    std::optional<std::string> inline_value;
+    if (const std::size_t eq = word.find('=');
+        word.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = word.substr(eq + 1);
+      word.resize(eq);
+    }
+    const server::FlagSpec* spec = flags.find(word);
+    if (spec == nullptr) {
+      return Error{
+          fmt::format("{} is not an option of this llama-server build; it cannot be "
+                      "written as a preset key",
+                      word)};
+    }
+    std::string value = "true";
+    if (spec->takes_value()) {
+      if (inline_value) {
+        value = *inline_value;
+      } else if (i + 1 < argv.size()) {
+        value = argv[++i];
+      } else {
+        return Error{fmt::format("{} has no value in the planned command", word)};
+      }
+    }
+    const std::string key = server::ServerFlags::is_negative(*spec, word)
+                                ? word.substr(word.find_first_not_of('-'))
+                                : spec->key();
+    if (key == "host" || key == "port") {
+      continue;  // the router gives each model its own address
+    }
+    if (value.find_first_of("\r\n") != std::string::npos) {
+      return Error{
+          fmt::format("the value of {} holds a line break; an INI preset cannot carry it", word)};
+    }
+    body += fmt::format("{} = {}\n", key, value);
+  }
+  return fmt::format(
+      "; Written by gb10tune launch --print preset: this model's section for llama-server's\n"
+      "; router mode (llama-server --models-preset FILE). The router passes its environment to\n"
+      "; the model's server: start it without GGML_CUDA_ENABLE_UNIFIED_MEMORY (K2), e.g.\n"
+      ";   env -u GGML_CUDA_ENABLE_UNIFIED_MEMORY llama-server --models-preset FILE\n"
+      "version = 1\n"
+      "\n"
+      "[{}]\n"
+      "{}",
+      name, body);
 }
 
 }  // namespace gb10tune::launch
