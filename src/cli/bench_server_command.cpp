@@ -35,6 +35,7 @@ struct ServerOptions {
   std::string save;
   bool force = false;  // --save may replace an earlier result
   double timeout_seconds = 600;
+  std::uint64_t max_context = 0;  // 0: refuse requests longer than a slot instead
   bool json = false;
 };
 
@@ -188,7 +189,7 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
       return fail_bench_server(ctx, free.error());
     }
   }
-  const auto workload = load_workload(options);
+  auto workload = load_workload(options);
   if (!workload) {
     return fail_bench_server(ctx, workload.error());
   }
@@ -211,6 +212,29 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   const auto info = endpoint->info();
   if (!info) {
     return fail_bench_server(ctx, info.error());
+  }
+  // A request longer than a slot fails with HTTP 400 in the middle of the run: trim or refuse
+  // before the first request.
+  if (options.max_context > 0) {
+    const std::size_t dropped = bench::trim_workload(*workload, options.max_context);
+    if (workload->requests.empty()) {
+      return fail(ctx, Error{fmt::format("--max-context {}: every request of {} needs more "
+                                         "tokens; give a larger limit",
+                                         options.max_context, workload->source),
+                             ExitCode::usage});
+    }
+    if (dropped > 0) {
+      *ctx.err << fmt::format(
+          "--max-context {}: {} of {} requests left out (longer than {} "
+          "tokens)\n",
+          options.max_context, dropped, dropped + workload->requests.size(), options.max_context);
+      workload->source += fmt::format(" (--max-context {})", options.max_context);
+    }
+  }
+  if (info->n_ctx_per_slot > 0) {
+    if (const Status fits = bench::check_workload_fits(*workload, info->n_ctx_per_slot); !fits) {
+      return fail(ctx, fits.error());
+    }
   }
   const auto roof_inputs = roofline_inputs(options, record, *info, ctx);
   if (!roof_inputs) {
@@ -334,6 +358,11 @@ Runner setup_bench_server(CLI::App& bench) {
   sub->add_option("--model", options->model,
                   "The served GGUF, for the bytes read per token (default: the launch record)")
       ->option_text("FILE");
+  sub->add_option("--max-context", options->max_context,
+                  "Leave out the requests needing more than N tokens (context + max_tokens, "
+                  "estimated); default: refuse a workload longer than the server's slot")
+      ->check(CLI::PositiveNumber)
+      ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,
                   "Seconds one request may take (default 600)")
       ->check(CLI::PositiveNumber);

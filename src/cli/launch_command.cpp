@@ -473,6 +473,29 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, built.error());
   }
 
+  if (in.print == "preset") {
+    auto preset =
+        launch::render_models_preset(candidate->path.stem().string(), built->command.argv, *flags);
+    if (!preset) {
+      return fail(ctx, preset.error());
+    }
+    *ctx.out << *preset;
+    return ExitCode::ok;
+  }
+  if (in.print == "llama-swap") {
+    launch::LlamaSwapEntry entry;
+    entry.name = candidate->path.stem().string();
+    entry.argv = built->command.argv;
+    entry.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+    for (const auto& change : built->environment.changes) {
+      if (change.action == launch::ChangeAction::removed &&
+          change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
+        entry.unset_env.push_back(change.name);
+      }
+    }
+    *ctx.out << launch::render_llama_swap_entry(entry);
+    return ExitCode::ok;
+  }
   if (in.print == "systemd") {
     launch::SystemdUnit unit;
     unit.argv = built->command.argv;
@@ -704,9 +727,12 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option("--gpu-reserve", o->gpu_reserve,
                   "Memory kept free on each discrete GPU (default 1GiB, as llama.cpp's own fit)")
       ->option_text("SIZE");
-  sub->add_option("--print", o->print, "Print a systemd unit for the same command; start nothing")
-      ->check(CLI::IsMember({"systemd"}))
-      ->option_text("systemd");
+  sub->add_option("--print", o->print,
+                  "Print a systemd unit, llama-swap's model entry or a router preset section for "
+                  "the same command; "
+                  "start nothing")
+      ->check(CLI::IsMember({"systemd", "llama-swap", "preset"}))
+      ->option_text("systemd|llama-swap|preset");
   sub->add_option("--profile", o->profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");

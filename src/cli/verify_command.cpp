@@ -10,6 +10,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/verify_report.hpp"
 #include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/server/system_info.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/flags_check.hpp"
 #include "gb10tune/verify/http_server_probe.hpp"
@@ -31,7 +32,8 @@ struct VerifyCliOptions {
   bool strict = false;
   bool smoke = false;
   std::string url;
-  std::string server_help;  // hidden: a --help text to use instead of running the binary
+  std::string server_help;         // hidden: a --help text to use instead of running the binary
+  std::string server_system_info;  // hidden: the binary's -lv 4 output, instead of running it
 };
 
 // The last `max` bytes of `path` (read at `on_disk`); an Error naming `path`.
@@ -134,6 +136,28 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
     }
     return verify::check_flags(ctx.sysroot, snapshot, *flags, record);
   };
+  services.build_system_info =
+      [&ctx, &options](const verify::ProcessSnapshot& snapshot) -> Expected<std::string> {
+    if (!options.server_system_info.empty()) {
+      std::ifstream in(options.server_system_info, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      if (const auto line = server::find_system_info_line(text)) {
+        return std::string(*line);
+      }
+      return Error{fmt::format("no system_info line in {}", options.server_system_info)};
+    }
+    if (!ctx.sysroot.is_live()) {
+      return Error{"the server of a captured machine is not run"};
+    }
+    if (!snapshot.process.exe) {
+      return Error{"the server's executable is unreadable"};
+    }
+    const std::string path = snapshot.process.exe->deleted
+                                 ? fmt::format("/proc/{}/exe", snapshot.process.stat.pid)
+                                 : snapshot.process.exe->path;
+    return server::read_build_system_info(path, std::chrono::seconds(20));
+  };
   // A captured machine's server cannot be reached: only an explicit --url is probed then.
   if (ctx.sysroot.is_live() || !options.url.empty()) {
     services.connect = [](const std::string& url) { return verify::make_http_probe(url); };
@@ -171,6 +195,9 @@ Runner setup_verify(CLI::App& app) {
       ->option_text("URL");
   sub->add_option("--server-help", options->server_help,
                   "Read the server's options from this --help text instead of running it")
+      ->group("");  // hidden: for captured machines and tests
+  sub->add_option("--server-system-info", options->server_system_info,
+                  "Read the build's system_info line from this file instead of running it")
       ->group("");  // hidden: for captured machines and tests
   sub->footer(
       "Exit codes: 0 nothing failed, 1 a check failed or no llama-server is running (--strict: "

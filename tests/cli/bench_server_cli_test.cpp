@@ -301,6 +301,52 @@ TEST(CliBenchServer, FailedRequestExitsOneAndSavesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "state" / "gb10tune" / "bench" / "x.json"));
 }
 
+// A workload whose second turn is longer than the server's slot (1024 tokens).
+std::string long_turn_workload() {
+  const std::string short_text(100, 'a');
+  const std::string long_text(4000, 'b');
+  return json{{"conversation", "long-essay"},
+              {"max_tokens", 64},
+              {"turns", {{{"user", short_text}, {"assistant", short_text}}, {{"user", long_text}}}}}
+             .dump() +
+         "\n";
+}
+
+TEST(CliBenchServer, WorkloadLongerThanTheSlotIsRefusedBeforeTheFirstRequest) {
+  testing::TempDir dir;
+  const auto prompts = dir.write("long.jsonl", long_turn_workload());
+  FakeServer server;
+  make_speculative(server);
+  server.info.n_ctx_per_slot = 1024;
+  const auto result =
+      run_cli_on("gb10", {"bench", "server", "--url", "http://h:1", "--prompts", prompts.string()},
+                 state_env(dir), {}, with(server));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(server.requests.empty()) << server.requests.size();
+  // Turn 2: (100 + 100 + 4000) / 4 + 3 messages × 8 + 64 = 1138 tokens.
+  EXPECT_NE(result.err.find("request long-essay/2 needs about 1138 tokens"), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("slot holds 1024"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("--max-context 1024"), std::string::npos) << result.err;
+}
+
+TEST(CliBenchServer, MaxContextTrimsTheWorkloadToTheSlot) {
+  testing::TempDir dir;
+  const auto prompts = dir.write("long.jsonl", long_turn_workload());
+  FakeServer server;
+  make_speculative(server);
+  server.info.n_ctx_per_slot = 1024;
+  const auto result = run_cli_on("gb10",
+                                 {"bench", "server", "--url", "http://h:1", "--prompts",
+                                  prompts.string(), "--max-context", "1024", "--warmup", "0"},
+                                 state_env(dir), {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("--max-context 1024: 1 of 2 requests left out"), std::string::npos)
+      << result.err;
+  ASSERT_EQ(server.requests.size(), 1u);
+  EXPECT_EQ(server.requests[0].find(std::string(4000, 'b')), std::string::npos);
+}
+
 // --- bench compare ---------------------------------------------------------------------------
 
 void save(const testing::TempDir& dir, const std::string& name,

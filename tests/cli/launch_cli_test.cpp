@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -575,6 +579,101 @@ TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
   EXPECT_NE(result.out.find("\"" + f.dir.path().string() + "/Qwen3.8-27B 'Q4_K_M' $$x.gguf\""),
             std::string::npos)
       << result.out;
+}
+
+// The value of a YAML double-quoted scalar as render_llama_swap_entry writes it.
+std::string yaml_unquote(std::string_view text) {
+  EXPECT_TRUE(text.size() >= 2 && text.front() == '"' && text.back() == '"') << text;
+  std::string out;
+  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
+    if (text[i] == '\\' && i + 2 < text.size()) {
+      ++i;
+    } else {
+      EXPECT_NE(text[i], '"') << "unescaped quote in " << text;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
+  ModelsFolder f;
+  const std::vector<std::string> common = {"--model", f.model, "--llama-server",
+                                           testing::stand_in_server_path().string()};
+  std::vector<std::string> swap_args = {"launch", "--print", "llama-swap"};
+  swap_args.insert(swap_args.end(), common.begin(), common.end());
+  const auto result = testing::run_cli_on("gb10", swap_args, {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  // Structure: models: → one entry → cmd, ttl, checkEndpoint, each on its own indented line.
+  std::vector<std::string> lines;
+  for (std::string_view line : split(result.out, '\n')) {
+    if (!line.empty() && line.front() != '#') {
+      lines.emplace_back(line);
+    }
+  }
+  ASSERT_EQ(lines.size(), 5u) << result.out;
+  EXPECT_EQ(lines[0], "models:");
+  EXPECT_EQ(lines[1], "  \"Qwen3.8-27B 'Q4_K_M' $x\":") << lines[1];
+  ASSERT_EQ(lines[2].rfind("    cmd: ", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3], "    ttl: 300");
+  EXPECT_EQ(lines[4], "    checkEndpoint: \"/health\"");
+  const std::string cmd = yaml_unquote(lines[2].substr(9));
+  EXPECT_EQ(cmd.rfind("/usr/bin/env -u GGML_CUDA_ENABLE_UNIFIED_MEMORY " +
+                          testing::stand_in_server_path().string() + " ",
+                      0),
+            0u)
+      << cmd;
+  // The same argv as the systemd unit, but on llama-swap's port.
+  EXPECT_NE(cmd.find(launch::shell_quote(f.model)), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find(" --port ${PORT}"), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.find("--port", cmd.find("--port") + 1), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.find("8080"), std::string::npos) << cmd;
+}
+
+// The preset's keys, read back as llama.cpp's preset loader reads them: every key an option of
+// the build (by its key spelling), host and port left to the router.
+TEST(CliLaunchCommand, PresetSectionHoldsThePlannedOptions) {
+  ModelsFolder f;
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--print", "preset", "--model", f.model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto help = server::ServerFlags::parse_help(
+      testing::read_text(testing::fixture("llama-server/help-2026-08-commit-3f545be.txt")));
+  std::string section;
+  std::map<std::string, std::string> keys;
+  bool version = false;
+  for (std::string_view line : split(result.out, '\n')) {
+    line = trim(line);
+    if (line.empty() || line.front() == ';') {
+      continue;
+    }
+    if (line.front() == '[') {
+      ASSERT_EQ(line.back(), ']') << line;
+      EXPECT_TRUE(section.empty()) << "one section only";
+      section = std::string(line.substr(1, line.size() - 2));
+      continue;
+    }
+    const std::size_t eq = line.find(" = ");
+    ASSERT_NE(eq, std::string_view::npos) << line;
+    const std::string key(line.substr(0, eq));
+    if (section.empty()) {
+      EXPECT_EQ(key, "version");
+      version = true;
+      continue;
+    }
+    EXPECT_NE(help.find_by_key(key), nullptr) << key;
+    EXPECT_TRUE(keys.emplace(key, std::string(line.substr(eq + 3))).second) << key;
+  }
+  EXPECT_TRUE(version);
+  EXPECT_EQ(section, "Qwen3.8-27B 'Q4_K_M' $x");
+  EXPECT_EQ(keys["model"], f.model);
+  EXPECT_EQ(keys["flash-attn"], "on");
+  EXPECT_EQ(keys["kv-unified"], "true");
+  EXPECT_EQ(keys.count("host"), 0u);
+  EXPECT_EQ(keys.count("port"), 0u);
 }
 
 // The real binary starts the stand-in: the bad variable never reaches it, verify passes,

@@ -485,3 +485,42 @@ TEST(CliStandIn, ExtraLogAndSystemInfoOverrides) {
 
 }  // namespace
 }  // namespace gb10tune::testing
+
+namespace gb10tune::testing {
+namespace {
+
+// bench server reads the slot context from a (stand-in) server's /props, computed the way
+// llama-server computes it (-c 2048 over 2 slots: 1024 each), and refuses a workload whose
+// second turn needs more, before sending any request; --max-context trims it and the run works.
+TEST(CliStandIn, BenchServerRefusesAWorkloadLongerThanTheSlot) {
+  TempDir dir;
+  const std::string short_text(100, 'a');
+  const std::string long_text(4000, 'b');
+  const auto prompts = dir.write(
+      "long.jsonl",
+      nlohmann::json{
+          {"conversation", "long-essay"},
+          {"max_tokens", 64},
+          {"turns", {{{"user", short_text}, {"assistant", short_text}}, {{"user", long_text}}}}}
+              .dump() +
+          "\n");
+  const int port = free_tcp_port();
+  StandInServer server({"--port", std::to_string(port), "-c", "2048", "-np", "2"},
+                       {{"STANDIN_LOAD_MS", "0"}});
+  ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const auto refused = run_binary({"bench", "server", "--url", url, "--prompts", prompts.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_TRUE(contains(refused.out + refused.err,
+                       "request long-essay/2 needs about 1138 tokens (its context and max_tokens) "
+                       "but the server's slot holds 1024"))
+      << refused.out << refused.err;
+
+  const auto trimmed = run_binary({"bench", "server", "--url", url, "--prompts", prompts.string(),
+                                   "--max-context", "1024", "--warmup", "0", "--bandwidth", "100"});
+  EXPECT_EQ(trimmed.exit_code, 0) << trimmed.out << trimmed.err;
+  EXPECT_TRUE(contains(trimmed.out + trimmed.err, "1 of 2 requests left out")) << trimmed.err;
+}
+
+}  // namespace
+}  // namespace gb10tune::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -41,6 +42,21 @@ Expected<Workload> parse_workload(std::string_view text, const std::string& sour
 // The workload shipped with the tool (configs/workloads/default.jsonl, compiled in): several
 // writing and coding conversations with growing context.
 const Workload& default_workload();
+
+// Tokens `request` may occupy in its slot: its context estimated at 4 characters per token
+// plus 8 tokens of chat template per message, plus its max_tokens. An estimate: the server's
+// tokenizer decides the real count.
+std::uint64_t estimated_slot_tokens(const WorkloadRequest& request);
+
+// Refuses a workload whose longest request does not fit a slot of `slot_ctx` tokens (what
+// /props reports per slot): an Error naming the conversation and turn, the tokens it needs and
+// the two fixes (--max-context to trim the workload, or a larger per-slot context). Ok when
+// every request fits.
+Status check_workload_fits(const Workload& workload, std::uint64_t slot_ctx);
+
+// Drops the requests that need more than `max_tokens` (estimated_slot_tokens); returns how
+// many were dropped. Conversations keep their shorter, earlier turns.
+std::size_t trim_workload(Workload& workload, std::uint64_t max_tokens);
 
 // The JSON body to POST for `request`: its body with "stream": false (timings come with the
 // final, non-streamed answer).

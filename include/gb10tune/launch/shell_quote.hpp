@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/util/expected.hpp"
+
 namespace gb10tune::launch {
 
 // One word for bash: unchanged when it holds only safe characters, else single-quoted with
@@ -29,5 +32,27 @@ struct SystemdUnit {
 
 // A complete user or system unit ([Unit], [Service], [Install]) running `unit.argv`.
 std::string render_systemd_unit(const SystemdUnit& unit);
+
+// What a llama-swap model entry for the server needs.
+struct LlamaSwapEntry {
+  std::string name;                    // the model's name in llama-swap (requests' "model")
+  std::vector<std::string> argv;       // the planned command; its --port value becomes ${PORT}
+  std::vector<std::string> unset_env;  // removed through `env -u` (llama-swap cannot unset)
+  int ttl_seconds = 300;               // unloaded after this long idle
+};
+
+// A `models:` map with one entry for llama-swap's config.yaml: `cmd` (/usr/bin/env -u NAME…
+// then the argv, shell-quoted, with --port ${PORT}), `ttl` and `checkEndpoint: /health`.
+// Strings are YAML double-quoted.
+std::string render_llama_swap_entry(const LlamaSwapEntry& entry);
+
+// One INI section for llama-server's router mode (--models-preset): `[name]`, then each option
+// of `argv` (argv[0] left out) as `key = value` with the key the option's long name without
+// dashes (a switch: `key = true`; a negative switch: its `no-` name = true). --host and --port
+// are left out: the router sets them. An Error naming an option `flags` does not know or a
+// value holding a line break.
+Expected<std::string> render_models_preset(const std::string& name,
+                                           const std::vector<std::string>& argv,
+                                           const server::ServerFlags& flags);
 
 }  // namespace gb10tune::launch

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "gb10tune/server/rules.hpp"
 #include "gb10tune/sys/cpuinfo.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/util/expected.hpp"
 #include "gb10tune/verify/server_probe.hpp"
 
 namespace gb10tune::verify {
@@ -143,11 +145,21 @@ std::vector<Finding> check_smoke(ServerProbe& probe, ServerAnswers* answers = nu
 Finding check_speculative(const Expectations& planned, const Expectations* flags,
                           const ServerAnswers& answers);
 
-// Check 5: the last `system_info:` line of `log_text` (this run's, the log is appended to)
-// against the CPU's real features (K11, the GGML_NATIVE trap), and how often a prompt state
-// was skipped since then (`exceeds cache size limit`, K8). `log_name` names the file.
+// Where check_log may look for the build's CPU features besides the log.
+struct LogCheckSources {
+  bool launched = false;  // gb10tune launch started the server (its record names it)
+  // The system_info line of the server's binary (server::read_build_system_info), or an Error;
+  // asked only when the log's last start has no such line. Empty: no other source.
+  std::function<Expected<std::string>()> binary_system_info;
+};
+
+// Check 5: the `system_info:` line of the server's last start in `log_text` (the log is
+// appended to; builds of 2026-08 print it only at -lv 4), else the one `sources` gets from the
+// binary, against the CPU's real features (K11, the GGML_NATIVE trap); without either a
+// warning saying what is unknown. Then how often a prompt state was skipped since that start
+// (`exceeds cache size limit`, K8). `log_name` names the file.
 std::vector<Finding> check_log(std::string_view log_text, std::string_view log_name,
-                               const sys::CpuInfo* cpu);
+                               const sys::CpuInfo* cpu, const LogCheckSources& sources = {});
 
 // The ggml CPU feature names (`DOTPROD`, `MATMUL_INT8`, `SVE`, `AVX2`, …) listed as "= 1" in
 // a system_info line.

@@ -82,6 +82,9 @@ struct VerifyServices {
   std::function<std::unique_ptr<ServerProbe>(const std::string& url)> connect;
   // The text of a log file (its tail is enough); an Error when it cannot be read.
   std::function<Expected<std::string>(const std::string& path)> read_log;
+  // The system_info line of the process's binary (see server::read_build_system_info), asked
+  // only when its log has none; empty: the log is the only source.
+  std::function<Expected<std::string>(const ProcessSnapshot&)> build_system_info;
 };
 
 // Finds the servers (launch record, else pid file, else a /proc scan; or options.pid) and

@@ -196,4 +196,53 @@ std::string request_json(const WorkloadRequest& request) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::uint64_t estimated_slot_tokens(const WorkloadRequest& request) {
+  constexpr std::uint64_t kCharsPerToken = 4;
+  constexpr std::uint64_t kTemplateTokensPerMessage = 8;
+  std::uint64_t messages = 0;
+  if (const auto it = request.body.find("messages"); it != request.body.end() && it->is_array()) {
+    messages = it->size();
+  }
+  std::uint64_t max_tokens = 0;
+  if (const auto it = request.body.find("max_tokens");
+      it != request.body.end() && it->is_number_integer() && it->get<std::int64_t>() > 0) {
+    max_tokens = static_cast<std::uint64_t>(it->get<std::int64_t>());
+  }
+  return (request.context_chars + kCharsPerToken - 1) / kCharsPerToken +
+         messages * kTemplateTokensPerMessage + max_tokens;
+}
+
+Status check_workload_fits(const Workload& workload, std::uint64_t slot_ctx) {
+  const WorkloadRequest* longest = nullptr;
+  std::uint64_t most = 0;
+  std::size_t too_long = 0;
+  for (const WorkloadRequest& request : workload.requests) {
+    const std::uint64_t tokens = estimated_slot_tokens(request);
+    too_long += tokens > slot_ctx ? 1 : 0;
+    if (longest == nullptr || tokens > most) {
+      longest = &request;
+      most = tokens;
+    }
+  }
+  if (longest == nullptr || most <= slot_ctx) {
+    return {};
+  }
+  return Error{fmt::format(
+      "request {} needs about {} tokens (its context and max_tokens) but the server's slot holds "
+      "{} "
+      "(/props n_ctx per slot); {} of {} requests of {} would fail with HTTP 400. Trim the "
+      "workload to the slot with --max-context {}, or give each slot more context (a larger -c, "
+      "or fewer slots with -np)",
+      longest->name, most, slot_ctx, too_long, workload.requests.size(), workload.source,
+      slot_ctx)};
+}
+
+std::size_t trim_workload(Workload& workload, std::uint64_t max_tokens) {
+  const std::size_t before = workload.requests.size();
+  std::erase_if(workload.requests, [max_tokens](const WorkloadRequest& request) {
+    return estimated_slot_tokens(request) > max_tokens;
+  });
+  return before - workload.requests.size();
+}
+
 }  // namespace gb10tune::bench

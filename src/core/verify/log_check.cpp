@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "gb10tune/server/system_info.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/checks.hpp"
 
@@ -64,24 +65,42 @@ std::vector<std::string> parse_system_info_features(std::string_view line) {
 }
 
 std::vector<Finding> check_log(std::string_view log_text, std::string_view log_name,
-                               const sys::CpuInfo* cpu) {
+                               const sys::CpuInfo* cpu, const LogCheckSources& sources) {
   std::vector<Finding> findings;
   Finding build;
   build.id = "cpu-features-in-build";
   build.fact = "K11";
   build.summary = "llama.cpp built for this CPU's features";
 
-  const std::size_t at = log_text.rfind(kSystemInfo);
-  std::string_view this_run = log_text;
-  if (at == std::string_view::npos) {
+  // Builds of 2026-08 open each start with a marker and print system_info only at -lv 4: the
+  // line must come from this start, not from an earlier one of the appended-to log.
+  const std::string_view this_run = server::last_run_of_log(log_text);
+  std::string line;
+  std::string source;
+  std::string binary_error;
+  if (const auto logged = server::find_system_info_line(this_run)) {
+    line = std::string(*logged);
+    source = fmt::format("this start's log {}", log_name);
+  } else if (sources.binary_system_info) {
+    if (auto probed = sources.binary_system_info()) {
+      line = std::move(probed).value();
+      source = "the server's binary run at -lv 4";
+    } else {
+      binary_error = probed.error().message;
+    }
+  }
+  if (line.empty()) {
     build.severity = Severity::warn;
-    build.evidence = fmt::format("no '{}' line in {}", kSystemInfo, log_name);
-    build.fix =
-        "start the server with gb10tune launch (it logs from the start), or check the "
-        "log file named by --log-file";
+    build.evidence = fmt::format(
+        "unknown: no '{}' line in {} since the server started (builds of 2026-08 print it only "
+        "at -lv 4){}",
+        kSystemInfo, log_name, binary_error.empty() ? "" : "; " + binary_error);
+    build.fix = sources.launched
+                    ? "run verify as the server's user so that it can run the server's binary, "
+                      "or add -lv 4 to the server's flags"
+                    : "add -lv 4 to the server's flags, or check that --log-file names this "
+                      "server's log";
   } else {
-    this_run = log_text.substr(at);
-    const std::string_view line = this_run.substr(0, this_run.find('\n'));
     const std::vector<std::string> built = parse_system_info_features(line);
     std::vector<std::string> missing;
     std::vector<std::string> present;
@@ -106,18 +125,18 @@ std::vector<Finding> check_log(std::string_view log_text, std::string_view log_n
     } else if (!missing.empty()) {
       build.severity = Severity::fail;
       build.evidence = fmt::format(
-          "the CPU has {} but the build's system_info line lacks them: the GGML_NATIVE trap "
-          "(a native build fell back to a baseline architecture)",
-          fmt::join(missing, ", "));
+          "the CPU has {} but the build's system_info line (from {}) lacks them: the "
+          "GGML_NATIVE trap (a native build fell back to a baseline architecture)",
+          fmt::join(missing, ", "), source);
       build.fix = cpu->family == sys::CpuFamily::arm
                       ? "rebuild llama.cpp with -DGGML_NATIVE=OFF and the architecture spelled "
                         "out (gb10tune probe prints the line), e.g. "
                         "-DGGML_CPU_ARM_ARCH=armv9.2-a+dotprod+i8mm+bf16+sve2"
                       : "rebuild llama.cpp for this CPU (gb10tune probe prints the build line)";
     } else {
-      build.evidence = present.empty()
-                           ? std::string("no CPU features to compare")
-                           : fmt::format("system_info lists {}", fmt::join(present, ", "));
+      build.evidence = present.empty() ? std::string("no CPU features to compare")
+                                       : fmt::format("system_info from {} lists {}", source,
+                                                     fmt::join(present, ", "));
     }
   }
   findings.push_back(std::move(build));

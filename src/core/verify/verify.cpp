@@ -454,7 +454,15 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
         }
       }
       if (const Expected<std::string>& text = *log_text) {
-        report.groups.push_back({"log", check_log(*text, log_path, cpu ? &*cpu : nullptr)});
+        LogCheckSources sources;
+        sources.launched = target.record != nullptr;
+        if (services.build_system_info) {
+          sources.binary_system_info = [&services, &snapshot] {
+            return services.build_system_info(snapshot);
+          };
+        }
+        report.groups.push_back(
+            {"log", check_log(*text, log_path, cpu ? &*cpu : nullptr, sources)});
       } else {
         Finding unread;
         unread.id = "server-log";
