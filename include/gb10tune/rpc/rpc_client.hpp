@@ -26,6 +26,10 @@ struct WorkerInfo {
 // Devices per worker beyond which an answer is taken as garbage.
 inline constexpr std::uint32_t kMaxDevices = 64;
 
+// Only the hello: the version `endpoint` announces, whatever it is (readiness of a worker just
+// started). Fails like query_worker, except that no version is refused.
+Expected<ProtocolVersion> hello_worker(const Endpoint& endpoint, std::chrono::milliseconds timeout);
+
 // Queries `endpoint` within `timeout` (connect included). An Error (ExitCode::failed) naming
 // the worker for: no connection; silence (it may be serving another client: rpc-server serves
 // one connection at a time, and a running head holds it); a peer that closes mid-answer; an

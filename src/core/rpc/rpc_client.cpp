@@ -100,6 +100,22 @@ std::uint64_t WorkerInfo::total_bytes() const {
   return sum;
 }
 
+Expected<ProtocolVersion> hello_worker(const Endpoint& endpoint,
+                                       std::chrono::milliseconds timeout) {
+  const Deadline deadline = std::chrono::steady_clock::now() + timeout;
+  auto connection = TcpConnection::connect(endpoint.host, endpoint.port, deadline);
+  if (!connection) {
+    return Error{fmt::format("RPC worker {} is not reachable: {}", endpoint.to_string(),
+                             connection.error().message),
+                 ExitCode::failed};
+  }
+  auto hello = exchange_hello(*connection, endpoint, deadline);
+  if (!hello) {
+    return hello.error();
+  }
+  return decode_hello(*hello);
+}
+
 Expected<WorkerInfo> query_worker(const Endpoint& endpoint, std::chrono::milliseconds timeout,
                                   const ProtocolVersion& head) {
   const Deadline deadline = std::chrono::steady_clock::now() + timeout;
