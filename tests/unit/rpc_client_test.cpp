@@ -1,6 +1,7 @@
 // The RPC client against the stand-in worker: a good answer, another protocol version, garbage,
 // a close mid-hello, silence; and the message encoding against bytes captured from a real
 // rpc-server.
+#include "gb10tune/rpc/layer_split.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 
 #include <gtest/gtest.h>
@@ -198,7 +199,6 @@ TEST(RpcProtocol, MatchesBytesCapturedFromTheRealWorker) {
 }  // namespace
 }  // namespace gb10tune
 
-#include "gb10tune/rpc/layer_split.hpp"
 
 namespace gb10tune {
 namespace {
