@@ -76,6 +76,10 @@ struct StartRequest {
   StatePaths paths;
   platform::Url url;                                             // where to poll /health
   std::chrono::milliseconds timeout = std::chrono::minutes(10);  // restarts on log progress
+  // When set, replaces the /health poll for a server that speaks no HTTP (the RPC worker):
+  // true once it answers as ready. Asked once before the start too: true then means the port
+  // is taken by someone else.
+  std::function<bool()> ready_check;
   // Written as given, except: pid, start_time_ticks and server_path (the executable as the
   // kernel resolved it) are set here, and empty argv, url, log_path, launched_at and
   // gb10tune_version are filled in.

@@ -204,7 +204,14 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   }
 
   // A port that already answers HTTP belongs to someone else: its /health would look like ours.
-  if (const auto answer = platform::http_get(request.url, "/health", milliseconds(300))) {
+  if (request.ready_check) {
+    if (request.ready_check()) {
+      return failure_error(
+          StartFailure::port_in_use,
+          fmt::format("{} already answers, before anything was started", request.url.to_string()),
+          "", "", paths.log);
+    }
+  } else if (const auto answer = platform::http_get(request.url, "/health", milliseconds(300))) {
     return failure_error(
         StartFailure::port_in_use,
         fmt::format("{} already answers HTTP with status {}, before anything was started",
@@ -326,6 +333,20 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
       progress(fmt::format("{}… {} s", last_phase, elapsed.count() / 1000));
     }
 
+    if (request.ready_check) {
+      if (request.ready_check() && !child.poll()) {
+        result.to_ready = std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
+        return result;
+      }
+      if (Clock::now() >= deadline) {
+        return fail(
+            StartFailure::timed_out,
+            fmt::format("no answer on {} and no new log output for {}, {} after the start",
+                        request.url.to_string(), seconds(request.timeout), seconds(elapsed)));
+      }
+      std::this_thread::sleep_until(iteration + kPollInterval);
+      continue;
+    }
     const auto health = platform::http_get(request.url, "/health", kHealthTimeout);
     if (health && http::classify_health(*health) == http::HealthState::ready) {
       // Ours only if our child still runs; the log's "model loaded" (printed as /health turns

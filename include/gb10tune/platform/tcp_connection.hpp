@@ -1,0 +1,49 @@
+// A plain TCP connection whose every operation is bounded by a deadline: the socket layer under
+// the llama.cpp RPC client. No protocol here, just bytes.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::platform {
+
+// The instant after which a network operation gives up.
+using Deadline = std::chrono::steady_clock::time_point;
+
+// An open TCP connection (IPv4 or IPv6). Not copyable; closes the socket on destruction.
+class TcpConnection {
+ public:
+  // Connects to host:port (a name or an address) before `deadline`. An Error (ExitCode::failed)
+  // naming host:port and the reason: unknown host, refused, unreachable, timed out.
+  static Expected<TcpConnection> connect(const std::string& host, int port, Deadline deadline);
+
+  TcpConnection(TcpConnection&& other) noexcept;
+  TcpConnection& operator=(TcpConnection&& other) noexcept;
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+  ~TcpConnection();
+
+  // Sends every byte before `deadline`; an Error on a closed peer, a reset or the deadline.
+  Status send_all(const std::vector<std::uint8_t>& bytes, Deadline deadline);
+  // Receives exactly `count` bytes before `deadline`; an Error saying how many arrived when the
+  // peer closes early, on a reset, or at the deadline.
+  Expected<std::vector<std::uint8_t>> receive_exact(std::size_t count, Deadline deadline);
+
+  // "host:port" as given to connect ("[::1]:50052" for IPv6 addresses).
+  const std::string& peer() const { return m_peer; }
+
+ private:
+  TcpConnection(int fd, std::string peer) : m_fd(fd), m_peer(std::move(peer)) {}
+  int m_fd = -1;
+  std::string m_peer;
+};
+
+// "host:port", IPv6 addresses in brackets.
+std::string join_host_port(const std::string& host, int port);
+
+}  // namespace gb10tune::platform

@@ -1,0 +1,52 @@
+// The worker side of two-machine serving: finding llama.cpp's rpc-server, the command that
+// starts it, its clean environment (K2) and where its pid, record and log live.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/platform/environment.hpp"
+#include "gb10tune/rpc/rpc_protocol.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::rpc {
+
+// The names the worker binary has had: `ggml-rpc-server` (the CMake target of 2026 builds)
+// and `rpc-server` (older builds), in that order of preference.
+inline constexpr const char* kWorkerNames[] = {"ggml-rpc-server", "rpc-server"};
+
+// The worker binary: `explicit_path` when given (made absolute, must be executable), else the
+// first of kWorkerNames on PATH. An Error (usage) saying how to build it (-DGGML_RPC=ON) or
+// where to point --server-bin.
+Expected<std::string> find_worker_binary(const std::string& explicit_path,
+                                         const platform::Environment& env);
+
+// What `rpc start` runs.
+struct WorkerOptions {
+  std::string binary;   // absolute path
+  Endpoint bind;        // -H, -p
+  bool cache = false;   // -c: keep received tensors in a local file cache
+  int threads = 0;      // -t (0: the worker's default)
+  std::string devices;  // -d (empty: all)
+  bool expose = false;  // allow an any-address bind
+};
+
+// True for addresses that listen on every interface ("0.0.0.0", "::", "").
+bool binds_everywhere(const std::string& host);
+
+// The worker's argv. An Error (usage) for an any-address bind without `expose`: the RPC
+// protocol has no authentication, so anyone who reaches the port can run code-sized tensors
+// through the worker and read its memory.
+Expected<std::vector<std::string>> worker_argv(const WorkerOptions& options);
+
+// The caller's environment without GGML_CUDA_ENABLE_UNIFIED_MEMORY (K2: a CUDA worker would
+// otherwise allocate managed memory); `removed` gets the names taken out.
+platform::Environment worker_environment(const platform::Environment& caller,
+                                         std::vector<std::string>& removed);
+
+// The files of the worker bound to `port` under `state_dir`: rpc-<port>.json, .pid, .lock, .log.
+launch::StatePaths worker_state_paths(const std::filesystem::path& state_dir, int port);
+
+}  // namespace gb10tune::rpc

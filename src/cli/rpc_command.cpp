@@ -1,0 +1,315 @@
+#include "rpc_command.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "gb10tune/launch/server_process.hpp"
+#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/platform/interrupt.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/report/document.hpp"
+#include "gb10tune/rpc/rpc_client.hpp"
+#include "gb10tune/rpc/rpc_worker.hpp"
+#include "gb10tune/version.hpp"
+
+namespace gb10tune::cli {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kQueryTimeout{2000};
+
+struct RpcOptions {
+  std::string action;  // "start", "stop", "status"
+  std::string host = "127.0.0.1";
+  int port = 50052;
+  std::string server_bin;
+  bool cache = false;
+  int threads = 0;
+  std::string devices;
+  bool expose = false;
+  double timeout_s = 60;
+  bool json = false;
+};
+
+// Where to ask a worker bound to `bind`: the loopback address for an any-address bind.
+rpc::Endpoint query_endpoint(const rpc::Endpoint& bind) {
+  if (rpc::binds_everywhere(bind.host)) {
+    return {bind.host == "::" ? "::1" : "127.0.0.1", bind.port};
+  }
+  return bind;
+}
+
+std::string gib(std::uint64_t bytes) {
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+nlohmann::json worker_json(const rpc::WorkerInfo& info) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (std::size_t i = 0; i < info.devices.size(); ++i) {
+    devices.push_back({{"index", i},
+                       {"free_bytes", info.devices[i].free_bytes},
+                       {"total_bytes", info.devices[i].total_bytes}});
+  }
+  return {{"endpoint", info.endpoint.to_string()},
+          {"protocol_version", info.version.to_string()},
+          {"devices", devices}};
+}
+
+std::string worker_text(const rpc::WorkerInfo& info) {
+  std::string out = fmt::format("  protocol: {}\n", info.version.to_string());
+  for (std::size_t i = 0; i < info.devices.size(); ++i) {
+    out += fmt::format("  device {}: {} free of {}\n", i, gib(info.devices[i].free_bytes),
+                       gib(info.devices[i].total_bytes));
+  }
+  return out;
+}
+
+Expected<launch::StatePaths> paths_for(const Context& ctx, int port) {
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return dir.error();
+  }
+  return rpc::worker_state_paths(*dir, port);
+}
+
+ExitCode fail(Context& ctx, const Error& error) {
+  *ctx.err << "gb10tune rpc: " << error.message << "\n";
+  return error.code;
+}
+
+ExitCode run_start(const RpcOptions& options, Context& ctx) {
+  const rpc::Endpoint bind{options.host, options.port};
+  rpc::WorkerOptions worker;
+  worker.bind = bind;
+  worker.cache = options.cache;
+  worker.threads = options.threads;
+  worker.devices = options.devices;
+  worker.expose = options.expose;
+  // The bind is checked before anything else: a refused address needs no binary.
+  if (auto argv = rpc::worker_argv(worker); !argv) {
+    return fail(ctx, argv.error());
+  }
+  auto binary = rpc::find_worker_binary(options.server_bin, ctx.env);
+  if (!binary) {
+    return fail(ctx, binary.error());
+  }
+  worker.binary = *binary;
+  auto argv = rpc::worker_argv(worker);
+  auto paths = paths_for(ctx, options.port);
+  if (!paths) {
+    return fail(ctx, paths.error());
+  }
+  auto lock = launch::LaunchLock::acquire(*paths);
+  if (!lock) {
+    return fail(ctx, lock.error());
+  }
+  const auto status = launch::check_pid_file(ctx.sysroot, *paths);
+  if (status.state == launch::PidFileState::running) {
+    return fail(ctx, Error{fmt::format("an RPC worker started by gb10tune already runs on port {} "
+                                       "(pid {}); stop it first with `gb10tune rpc stop --port {}`",
+                                       options.port, status.server->pid, options.port),
+                           ExitCode::failed});
+  }
+  if (status.state == launch::PidFileState::stale) {
+    *ctx.err << "gb10tune rpc: removing a stale pid file: " << status.why << "\n";
+    launch::clear_launch_state(*paths);
+  }
+
+  launch::StartRequest request;
+  request.argv = *argv;
+  request.env = rpc::worker_environment(ctx.env, request.record.env_removed);
+  for (const auto& name : request.record.env_removed) {
+    *ctx.err << fmt::format(
+        "gb10tune rpc: removed {} from the worker's environment: llama.cpp tests only whether "
+        "it exists, and a CUDA worker would allocate managed memory (K2)\n",
+        name);
+  }
+  request.paths = *paths;
+  const rpc::Endpoint ask = query_endpoint(bind);
+  request.url = platform::Url{"http", ask.host, ask.port, ""};
+  request.timeout = milliseconds(static_cast<long>(options.timeout_s * 1000));
+  request.record.url = "rpc://" + bind.to_string();
+  request.ready_check = [ask] { return rpc::hello_worker(ask, milliseconds(500)).has_value(); };
+
+  platform::InterruptGuard guard;
+  const auto started = launch::start_server(request, nullptr, guard.flag());
+  if (!started) {
+    return fail(ctx, started.error());
+  }
+  auto info = rpc::query_worker(ask, kQueryTimeout);
+  if (!info) {
+    // A worker the head could not use is no use running: stop it and say why.
+    const auto stopped = launch::stop_server(ctx.sysroot, *paths, milliseconds(5000));
+    return fail(ctx, Error{fmt::format("{}; {}", info.error().message,
+                                       stopped ? "the worker was stopped"
+                                               : "stopping it failed: " + stopped.error().message),
+                           ExitCode::server_failed});
+  }
+  if (options.json) {
+    auto doc = report::make_document("rpc start");
+    doc["pid"] = started->pid;
+    doc["bind"] = bind.to_string();
+    doc["argv"] = *argv;
+    doc["env_removed"] = request.record.env_removed;
+    doc["log"] = paths->log.string();
+    doc["ready_after_ms"] = started->to_ready.count();
+    doc["worker"] = worker_json(*info);
+    *ctx.out << report::dump_document(doc);
+  } else {
+    *ctx.out << fmt::format(
+        "RPC worker ready at {} (pid {}, after {:.1f} s)\n{}  command: {}\n  log:     {}\n"
+        "  head:    llama-server --rpc {} …\n  stop:    gb10tune rpc stop --port {}\n",
+        bind.to_string(), started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
+        worker_text(*info), launch::shell_join(*argv), paths->log.string(), bind.to_string(),
+        options.port);
+  }
+  return ExitCode::ok;
+}
+
+ExitCode run_stop(const RpcOptions& options, Context& ctx) {
+  auto paths = paths_for(ctx, options.port);
+  if (!paths) {
+    return fail(ctx, paths.error());
+  }
+  const auto status = launch::check_pid_file(ctx.sysroot, *paths);
+  if (status.state != launch::PidFileState::running) {
+    if (status.state == launch::PidFileState::stale) {
+      launch::clear_launch_state(*paths);
+      *ctx.err << "gb10tune rpc: removed a stale pid file: " << status.why << "\n";
+    }
+    if (options.json) {
+      auto doc = report::make_document("rpc stop");
+      doc["port"] = options.port;
+      doc["stopped"] = false;
+      doc["running"] = false;
+      *ctx.out << report::dump_document(doc);
+    } else {
+      *ctx.out << fmt::format("no RPC worker started by gb10tune runs on port {}\n", options.port);
+    }
+    return ExitCode::ok;
+  }
+  const auto stopped = launch::stop_server(
+      ctx.sysroot, *paths, milliseconds(static_cast<long>(options.timeout_s * 1000)));
+  if (!stopped) {
+    return fail(ctx, stopped.error());
+  }
+  if (options.json) {
+    auto doc = report::make_document("rpc stop");
+    doc["port"] = options.port;
+    doc["stopped"] = true;
+    doc["pid"] = stopped->pid;
+    doc["killed"] = stopped->killed;
+    *ctx.out << report::dump_document(doc);
+  } else {
+    *ctx.out << fmt::format("stopped the RPC worker on port {} (pid {}{})\n", options.port,
+                            stopped->pid, stopped->killed ? ", needed SIGKILL" : "");
+  }
+  return ExitCode::ok;
+}
+
+ExitCode run_status(const RpcOptions& options, Context& ctx) {
+  auto paths = paths_for(ctx, options.port);
+  if (!paths) {
+    return fail(ctx, paths.error());
+  }
+  const auto status = launch::check_pid_file(ctx.sysroot, *paths);
+  rpc::Endpoint bind{options.host, options.port};
+  if (status.state == launch::PidFileState::running) {
+    if (auto recorded = rpc::parse_endpoint(status.server->record.url.substr(6))) {
+      bind = *recorded;  // "rpc://" + host:port
+    }
+  }
+  const auto info = rpc::query_worker(query_endpoint(bind), kQueryTimeout);
+  if (options.json) {
+    auto doc = report::make_document("rpc status");
+    doc["endpoint"] = bind.to_string();
+    doc["started_by_gb10tune"] = status.state == launch::PidFileState::running;
+    if (status.state == launch::PidFileState::running) {
+      doc["pid"] = status.server->pid;
+      doc["log"] = paths->log.string();
+    }
+    doc["answers"] = info.has_value();
+    if (info) {
+      doc["worker"] = worker_json(*info);
+    } else {
+      doc["error"] = info.error().message;
+    }
+    *ctx.out << report::dump_document(doc);
+  } else {
+    if (status.state == launch::PidFileState::running) {
+      *ctx.out << fmt::format("RPC worker {} started by gb10tune: pid {}, log {}\n",
+                              bind.to_string(), status.server->pid, paths->log.string());
+    }
+    if (info) {
+      *ctx.out << fmt::format("RPC worker {} answers\n{}", bind.to_string(), worker_text(*info));
+    } else {
+      *ctx.out << fmt::format("RPC worker {} does not answer: {}\n", bind.to_string(),
+                              info.error().message);
+    }
+  }
+  return info ? ExitCode::ok : ExitCode::failed;
+}
+
+}  // namespace
+
+Runner setup_rpc(CLI::App& app) {
+  auto options = std::make_shared<RpcOptions>();
+  CLI::App* rpc = app.add_subcommand(
+      "rpc", "The llama.cpp RPC worker (rpc-server) of a two-machine setup: start, stop, status.");
+  rpc->require_subcommand(1);
+  const auto common = [options](CLI::App* sub) {
+    sub->add_option("--port", options->port, "The worker's port (default 50052)")
+        ->check(CLI::Range(1, 65535));
+    sub->add_flag("--json", options->json, "Print one JSON document");
+  };
+  CLI::App* start = rpc->add_subcommand(
+      "start",
+      "Start rpc-server bound to --host/--port with a clean environment (no "
+      "GGML_CUDA_ENABLE_UNIFIED_MEMORY, K2), wait until it answers the RPC hello, report its "
+      "devices' memory.");
+  start->add_option("--host", options->host,
+                    "Address to bind (default 127.0.0.1; use the direct link's address)");
+  common(start);
+  start->add_option("--server-bin", options->server_bin,
+                    "The rpc-server binary (default: ggml-rpc-server or rpc-server on PATH)");
+  start->add_flag("--cache,-c", options->cache,
+                  "Pass -c: the worker keeps received tensors in a local cache, so a restart of "
+                  "the head loads them from disk instead of over the link");
+  start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)");
+  start->add_option("--device", options->devices, "Pass -d LIST (devices to serve)");
+  start->add_flag("--expose", options->expose,
+                  "Allow binding 0.0.0.0 or ::; the RPC protocol has no authentication");
+  start->add_option("--timeout", options->timeout_s, "Seconds to wait for the hello (default 60)")
+      ->check(CLI::Range(1.0, 3600.0));
+  start->callback([options] { options->action = "start"; });
+  CLI::App* stop = rpc->add_subcommand("stop", "Stop the worker that `rpc start` started.");
+  common(stop);
+  stop->add_option("--timeout", options->timeout_s,
+                   "Seconds after SIGTERM before SIGKILL (default 60)");
+  stop->callback([options] { options->action = "stop"; });
+  CLI::App* status = rpc->add_subcommand(
+      "status",
+      "Ask a worker for its protocol version and devices' memory (the recorded one, or "
+      "--host/--port).");
+  status->add_option("--host", options->host, "The worker's address (default 127.0.0.1)");
+  common(status);
+  status->callback([options] { options->action = "status"; });
+  rpc->footer(
+      "Exit codes: 0 ok; 1 the worker does not answer, or could not be stopped; 2 usage error "
+      "(an any-address bind without --expose, no rpc-server binary); 5 the worker failed to "
+      "start or answer.");
+  return [options](Context& ctx) {
+    if (options->action == "start") {
+      return run_start(*options, ctx);
+    }
+    if (options->action == "stop") {
+      return run_stop(*options, ctx);
+    }
+    return run_status(*options, ctx);
+  };
+}
+
+}  // namespace gb10tune::cli

@@ -1,0 +1,118 @@
+// `gb10tune rpc start|stop|status` run as the real binary against the stand-in rpc-server,
+// with XDG_STATE_HOME in a temporary directory (run_binary merges stdout and stderr).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/sys/process_info.hpp"
+#include "support/test_context.hpp"
+
+namespace gb10tune::testing {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool alive(int pid) {
+  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
+  return stat && !stat->exited();
+}
+
+struct RpcFixture {
+  TempDir dir;
+  std::vector<std::string> env{"XDG_STATE_HOME=" + dir.path().string(),
+                               "STANDIN_RPC_RECORD=" + (dir.path() / "record.txt").string(),
+                               "GGML_CUDA_ENABLE_UNIFIED_MEMORY=0"};
+  std::string bin = GB10TUNE_STAND_IN_RPC_SERVER;
+  std::vector<std::string> started_ports;  // stopped on destruction, even after a failure
+
+  ~RpcFixture() {
+    for (const auto& port : started_ports) {
+      run_binary({"rpc", "stop", "--port", port, "--timeout", "5"}, env);
+    }
+  }
+
+  CliResult rpc(std::vector<std::string> args, std::vector<std::string> extra = {}) const {
+    args.insert(args.begin(), "rpc");
+    auto changes = env;
+    changes.insert(changes.end(), extra.begin(), extra.end());
+    return run_binary(args, changes);
+  }
+};
+
+TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
+  RpcFixture f;
+  const std::string port = "50161";
+  f.started_ports.push_back(port);
+  auto started = f.rpc({"start", "--port", port, "--server-bin", f.bin, "--cache", "--json"});
+  ASSERT_EQ(started.exit_code, 0) << started.out << started.out;
+  const auto doc = nlohmann::json::parse(started.out.substr(started.out.find("{\n")));
+  const int pid = doc.at("pid").get<int>();
+  EXPECT_TRUE(alive(pid));
+  EXPECT_EQ(doc.at("worker").at("protocol_version"), "5.1.0");
+  EXPECT_EQ(doc.at("worker").at("devices").at(0).at("free_bytes"), 20ull << 30);
+  EXPECT_EQ(doc.at("env_removed"), nlohmann::json::array({"GGML_CUDA_ENABLE_UNIFIED_MEMORY"}));
+  EXPECT_TRUE(contains(started.out, "removed GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << started.out;
+
+  const auto record = read_text(f.dir.path() / "record.txt");
+  EXPECT_TRUE(contains(record, "arg -H\narg 127.0.0.1\narg -p\narg 50161\narg -c\n")) << record;
+  EXPECT_FALSE(contains(record, "GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << record;
+  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.pid"));
+  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.log"));
+
+  auto again = f.rpc({"start", "--port", port, "--server-bin", f.bin});
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_TRUE(contains(again.out, "already runs on port 50161")) << again.out;
+
+  auto status = f.rpc({"status", "--port", port});
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_TRUE(contains(status.out, "started by gb10tune: pid " + std::to_string(pid)))
+      << status.out;
+  EXPECT_TRUE(contains(status.out, "device 0: 20.00 GiB free of 24.00 GiB")) << status.out;
+
+  auto stopped = f.rpc({"stop", "--port", port});
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
+  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.pid"));
+
+  auto after = f.rpc({"status", "--port", port});
+  EXPECT_EQ(after.exit_code, 1);
+  EXPECT_TRUE(contains(after.out, "is not reachable")) << after.out;
+}
+
+TEST(CliRpc, RefusesAnAnyAddressBindWithoutExpose) {
+  RpcFixture f;
+  auto refused = f.rpc({"start", "--host", "0.0.0.0", "--port", "50162", "--server-bin", f.bin});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(contains(refused.out, "no authentication")) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "--expose")) << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "record.txt"));
+}
+
+TEST(CliRpc, MissingBinaryIsAUsageError) {
+  RpcFixture f;
+  auto missing = f.rpc({"start", "--port", "50163", "--server-bin", "/nonexistent/rpc-server"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(contains(missing.out, "-DGGML_RPC=ON")) << missing.out;
+  auto none_on_path = f.rpc({"start", "--port", "50163"}, {"PATH=/nonexistent"});
+  EXPECT_EQ(none_on_path.exit_code, 2);
+  EXPECT_TRUE(contains(none_on_path.out, "ggml-rpc-server or rpc-server")) << none_on_path.out;
+}
+
+TEST(CliRpc, AWorkerOfAnotherProtocolVersionIsRefusedAndStopped) {
+  RpcFixture f;
+  f.started_ports.push_back("50164");
+  auto refused =
+      f.rpc({"start", "--port", "50164", "--server-bin", f.bin}, {"STANDIN_RPC_VERSION=4.0.0"});
+  EXPECT_EQ(refused.exit_code, 5) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "speaks RPC protocol 4.0.0")) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "5.1.0")) << refused.out;
+  auto status = f.rpc({"status", "--port", "50164"});
+  EXPECT_EQ(status.exit_code, 1) << status.out;
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50164.pid"));
+}
+
+}  // namespace
+}  // namespace gb10tune::testing
