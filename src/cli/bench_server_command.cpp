@@ -218,10 +218,11 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   if (options.max_context > 0) {
     const std::size_t dropped = bench::trim_workload(*workload, options.max_context);
     if (workload->requests.empty()) {
-      return fail(ctx, Error{fmt::format("--max-context {}: every request of {} needs more "
-                                         "tokens; give a larger limit",
-                                         options.max_context, workload->source),
-                             ExitCode::usage});
+      return fail_bench_server(ctx,
+                               Error{fmt::format("--max-context {}: every request of {} needs more "
+                                                 "tokens; give a larger limit",
+                                                 options.max_context, workload->source),
+                                     ExitCode::usage});
     }
     if (dropped > 0) {
       *ctx.err << fmt::format(
@@ -233,7 +234,7 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   }
   if (info->n_ctx_per_slot > 0) {
     if (const Status fits = bench::check_workload_fits(*workload, info->n_ctx_per_slot); !fits) {
-      return fail(ctx, fits.error());
+      return fail_bench_server(ctx, fits.error());
     }
   }
   const auto roof_inputs = roofline_inputs(options, record, *info, ctx);
