@@ -1,7 +1,6 @@
 // The RPC client against the stand-in worker: a good answer, another protocol version, garbage,
 // a close mid-hello, silence; and the message encoding against bytes captured from a real
 // rpc-server.
-#include "gb10tune/rpc/layer_split.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +8,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "gb10tune/rpc/layer_split.hpp"
 #include "support/fake_rpc_worker.hpp"
 #include "support/test_context.hpp"
 
@@ -198,7 +198,6 @@ TEST(RpcProtocol, MatchesBytesCapturedFromTheRealWorker) {
 
 }  // namespace
 }  // namespace gb10tune
-
 
 namespace gb10tune {
 namespace {

@@ -24,8 +24,8 @@
 #include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/compute_buffers.hpp"
-#include "gb10tune/plan/projector_plan.hpp"
 #include "gb10tune/plan/device_plan.hpp"
+#include "gb10tune/plan/projector_plan.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
