@@ -13,6 +13,7 @@
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/util/text_file.hpp"
+#include "support/captured_header.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -38,31 +39,7 @@ json load_fixture() {
 
 // The captured model's header, rebuilt from its metadata and tensor infos.
 GgufWriter header_of(const json& description) {
-  GgufWriter w;
-  for (const auto& [key, value] : description.at("metadata").items()) {
-    if (value.contains("string")) {
-      w.add(key, gguf_string(value.at("string").get<std::string>()));
-    } else if (value.contains("uint32")) {
-      w.add(key, gguf_uint32(value.at("uint32").get<std::uint32_t>()));
-    } else if (value.contains("float32")) {
-      w.add(key, testing::gguf_float32(value.at("float32").get<float>()));
-    } else if (value.contains("bool")) {
-      w.add(key, testing::gguf_bool(value.at("bool").get<bool>()));
-    } else if (value.contains("uint32_array")) {
-      w.add(key,
-            testing::gguf_uint32_array(value.at("uint32_array").get<std::vector<std::uint32_t>>()));
-    } else if (value.contains("int32_array")) {
-      w.add(key,
-            testing::gguf_int32_array(value.at("int32_array").get<std::vector<std::int32_t>>()));
-    } else {
-      ADD_FAILURE() << key << ": value type not handled";
-    }
-  }
-  for (const auto& tensor : description.at("tensors")) {
-    w.tensor(tensor.at(0).get<std::string>(), tensor.at(1).get<std::vector<std::uint64_t>>(),
-             tensor.at(2).get<std::uint32_t>());
-  }
-  return w;
+  return testing::captured_header(description);
 }
 
 // f16 bytes of K (or V) of one cache: the widths of its layers × cells × streams × 2.

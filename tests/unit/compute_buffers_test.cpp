@@ -13,6 +13,7 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/server/server_build.hpp"
 #include "gb10tune/util/text_file.hpp"
+#include "support/captured_header.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 
@@ -37,23 +38,7 @@ json load_cases() {
 // tokenizer is left out: the vocabulary size comes from token_embd's shape).
 model::ModelFacts model_of(const json& description, const testing::TempDir& dir,
                            const std::string& name) {
-  testing::GgufWriter w;
-  for (const auto& [key, value] : description.at("metadata").items()) {
-    if (value.contains("string")) {
-      w.add(key, testing::gguf_string(value.at("string").get<std::string>()));
-    } else if (value.contains("uint32")) {
-      w.add(key, testing::gguf_uint32(value.at("uint32").get<std::uint32_t>()));
-    } else if (value.contains("float32")) {
-      w.add(key, testing::gguf_float32(value.at("float32").get<float>()));
-    } else if (value.contains("uint32_array")) {
-      w.add(key,
-            testing::gguf_uint32_array(value.at("uint32_array").get<std::vector<std::uint32_t>>()));
-    }
-  }
-  for (const auto& tensor : description.at("tensors")) {
-    w.tensor(tensor.at(0).get<std::string>(), tensor.at(1).get<std::vector<std::uint64_t>>(),
-             tensor.at(2).get<std::uint32_t>());
-  }
+  testing::GgufWriter w = testing::captured_header(description);
   const auto path = dir.path() / (name + ".gguf");
   w.write(path);
   const auto file = gguf::read_gguf(path);

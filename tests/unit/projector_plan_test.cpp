@@ -10,6 +10,7 @@
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/util/text_file.hpp"
+#include "support/captured_header.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -41,28 +42,7 @@ std::string mib2(double logged) {
 // The mmproj header of a captured model, rebuilt from its metadata and tensor infos.
 model::ProjectorFacts projector_of(const json& description, const testing::TempDir& dir,
                                    const std::string& name) {
-  testing::GgufWriter w;
-  for (const auto& [key, value] : description.at("metadata").items()) {
-    if (value.contains("string")) {
-      w.add(key, testing::gguf_string(value.at("string").get<std::string>()));
-    } else if (value.contains("uint32")) {
-      w.add(key, testing::gguf_uint32(value.at("uint32").get<std::uint32_t>()));
-    } else if (value.contains("float32")) {
-      w.add(key, testing::gguf_float32(value.at("float32").get<float>()));
-    } else if (value.contains("bool")) {
-      w.add(key, testing::gguf_bool(value.at("bool").get<bool>()));
-    } else if (value.contains("float32_array")) {
-      std::vector<testing::GgufValueBytes> items;
-      for (const auto& item : value.at("float32_array")) {
-        items.push_back(testing::gguf_float32(item.get<float>()));
-      }
-      w.add(key, testing::gguf_array(gguf::ValueType::float32, items));
-    }
-  }
-  for (const auto& tensor : description.at("tensors")) {
-    w.tensor(tensor.at(0).get<std::string>(), tensor.at(1).get<std::vector<std::uint64_t>>(),
-             tensor.at(2).get<std::uint32_t>());
-  }
+  testing::GgufWriter w = testing::captured_header(description);
   const auto path = dir.path() / (name + ".gguf");
   w.write(path);
   const auto file = gguf::read_gguf(path);

@@ -1,0 +1,42 @@
+#include "support/captured_header.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gb10tune::testing {
+
+GgufWriter captured_header(const nlohmann::json& description) {
+  GgufWriter w;
+  for (const auto& [key, value] : description.at("metadata").items()) {
+    if (value.contains("string")) {
+      w.add(key, gguf_string(value.at("string").get<std::string>()));
+    } else if (value.contains("uint32")) {
+      w.add(key, gguf_uint32(value.at("uint32").get<std::uint32_t>()));
+    } else if (value.contains("float32")) {
+      w.add(key, gguf_float32(value.at("float32").get<float>()));
+    } else if (value.contains("bool")) {
+      w.add(key, gguf_bool(value.at("bool").get<bool>()));
+    } else if (value.contains("uint32_array")) {
+      w.add(key, gguf_uint32_array(value.at("uint32_array").get<std::vector<std::uint32_t>>()));
+    } else if (value.contains("int32_array")) {
+      w.add(key, gguf_int32_array(value.at("int32_array").get<std::vector<std::int32_t>>()));
+    } else if (value.contains("float32_array")) {
+      std::vector<GgufValueBytes> items;
+      for (const auto& item : value.at("float32_array")) {
+        items.push_back(gguf_float32(item.get<float>()));
+      }
+      w.add(key, gguf_array(gguf::ValueType::float32, items));
+    } else {
+      ADD_FAILURE() << key << ": value type not handled";
+    }
+  }
+  for (const auto& tensor : description.at("tensors")) {
+    w.tensor(tensor.at(0).get<std::string>(), tensor.at(1).get<std::vector<std::uint64_t>>(),
+             tensor.at(2).get<std::uint32_t>());
+  }
+  return w;
+}
+
+}  // namespace gb10tune::testing
