@@ -25,7 +25,10 @@ enum class WorkerBehaviour {
 struct WorkerConfig {
   WorkerBehaviour behaviour = WorkerBehaviour::good;
   rpc::ProtocolVersion version = rpc::kKnownVersion;
-  std::vector<rpc::DeviceMemory> devices{{8ull << 30, 16ull << 30}};
+  // One device, 8 GiB free of 16 (the fill constructor: GCC 12 at -O1 warns falsely on an
+  // initializer list of aggregates here).
+  std::vector<rpc::DeviceMemory> devices =
+      std::vector<rpc::DeviceMemory>(1, rpc::DeviceMemory{8ull << 30, 16ull << 30});
 };
 
 // Listens on host:port (port 0: any free port) in a thread of its own until destroyed.
