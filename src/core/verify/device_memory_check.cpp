@@ -129,8 +129,9 @@ Finding device_finding(const DeviceExpectation& device, const gpu::NvmlReport& n
     } else {
       finding.evidence += ": the server holds more on this GPU than its plan allowed";
       finding.fix =
-          "stop it and launch again with a larger --gpu-reserve, or fewer layers on this GPU "
-          "(-ngl, --tensor-split)";
+          "the plan underestimates this GPU: keep the difference free with a larger "
+          "--gpu-reserve, or put fewer layers on it (--gpu-layers, --tensor-split), and launch "
+          "again";
     }
     return finding;
   }
