@@ -261,6 +261,8 @@ TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
   EXPECT_EQ(with.exit_code, 3) << with.err << with.out;
   EXPECT_NE(with.err.find("CUDA0 (NVIDIA GeForce RTX 4090) needs"), std::string::npos) << with.err;
   EXPECT_NE(with.out.find("+ mmproj"), std::string::npos) << with.out;
+  EXPECT_NE(with.err.find("--no-mmproj-offload keeps it in host memory"), std::string::npos)
+      << with.err;
   // In host memory it fits again.
   const auto on_host = launch_on("dgpu-24g", {"--model", model, "--mmproj", mmproj, "--gpu-reserve",
                                               reserve, "--no-fit", "--no-mmproj-offload"});

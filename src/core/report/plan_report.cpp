@@ -393,6 +393,13 @@ std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& pl
             mib(*g.free_bytes), mib(g.reserve_bytes), mib(*g.available_bytes));
       }
     }
+    for (const plan::DevicePart& g : plan.devices->gpus) {
+      if (!g.fits && g.available_bytes && g.projector_bytes > 0) {
+        gpus += fmt::format(
+            "The projector takes {:.2f} MiB of {}: --no-mmproj-offload keeps it in host memory. ",
+            mib(g.projector_bytes), g.name);
+      }
+    }
     if (!gpus.empty() && plan.devices->max_gpu_layers_that_fit) {
       gpus += fmt::format(
           "With these settings at most {} of the {} layers fit on the GPU(s): -ngl {} "
