@@ -111,17 +111,22 @@ gpu::NvmlReport query_nvml() {
              fmt::format("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device), memory.total,
              memory.free});
       }
+      const std::size_t memory_entry = report.memory.size();
       std::array<NvmlProcessInfo, 256> infos{};
       unsigned int n = infos.size();
       if (processes(device, &n, infos.data()) != kNvmlSuccess) {
+        if (memory_entry > 0 &&
+            report.memory[memory_entry - 1].nvml_index == static_cast<int>(index)) {
+          report.memory[memory_entry - 1].processes_listed = false;
+        }
         continue;
       }
       for (unsigned int i = 0; i < n && i < infos.size(); ++i) {
         gpu::GpuProcessMemory entry;
         entry.device_index = static_cast<int>(index);
         entry.pid = infos[i].pid;
-        entry.used_bytes =
-            infos[i].used_gpu_memory == kNvmlValueNotAvailable ? 0 : infos[i].used_gpu_memory;
+        entry.used_known = infos[i].used_gpu_memory != kNvmlValueNotAvailable;
+        entry.used_bytes = entry.used_known ? infos[i].used_gpu_memory : 0;
         report.processes.push_back(entry);
       }
     }

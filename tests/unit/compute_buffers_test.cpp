@@ -197,10 +197,12 @@ TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
     const json& log = run.at("log");
     EXPECT_NEAR(mib(gpu.weights_bytes), log.at("cuda0_model_mib").get<double>(), 0.005) << name;
     // CPU_Mapped is the mapped file range from token_embd to the last CPU block, which also
-    // spans output.weight (stored second in this file) when that is on the GPU.
-    const std::uint64_t in_range =
-        plan->devices->host.layers.empty() ? 0 : model.output_weight_bytes;
-    EXPECT_NEAR(mib(plan->devices->host.weights_bytes + in_range),
+    // spans output.weight (stored second in this file) when that is on the GPU: the plan's
+    // mapped_extra_bytes.
+    EXPECT_EQ(plan->devices->host.mapped_extra_bytes,
+              plan->devices->host.layers.empty() ? 0 : model.output_weight_bytes)
+        << name;
+    EXPECT_NEAR(mib(plan->devices->host.weights_bytes + plan->devices->host.mapped_extra_bytes),
                 log.at("cpu_mapped_mib").get<double>(), 0.005)
         << name;
     const double nvml = run.at("nvml_mib").get<double>();
