@@ -10,6 +10,7 @@
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/platform/http_client.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_context.hpp"
 #include "support/test_models.hpp"
 
 namespace gb10tune::testing {
@@ -22,10 +23,6 @@ using platform::Url;
 
 Url local(int port) {
   return Url{"http", "127.0.0.1", port, ""};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 const char* const kChat = R"({"messages":[{"role":"user","content":"hi"}],"stream":false})";

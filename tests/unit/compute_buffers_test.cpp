@@ -22,10 +22,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMiB = 1048576.0;
+constexpr double kBytesPerMiB = 1048576.0;
 
 double mib(std::uint64_t bytes) {
-  return static_cast<double>(bytes) / kMiB;
+  return static_cast<double>(bytes) / kBytesPerMiB;
 }
 
 json load_cases() {
