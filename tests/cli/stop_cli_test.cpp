@@ -65,7 +65,7 @@ struct StopFixture {
   }
 };
 
-void reap(int pid) {
+void reap_stopped(int pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
 }
@@ -87,7 +87,7 @@ TEST(CliStop, StopsTheLaunchedServer) {
       contains(result.out, fmt::format("stopped llama-server (pid {}): ended on SIGTERM", pid)))
       << result.out;
   EXPECT_FALSE(process_alive(pid));
-  reap(pid);
+  reap_stopped(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   // A second stop has nothing to do.
   const CliResult again = run_binary({"stop"});
@@ -110,7 +110,7 @@ TEST(CliStop, KillsAfterTheTimeoutAndReportsJson) {
   EXPECT_EQ(doc["processes"][0]["stopped"], true);
   EXPECT_EQ(doc["processes"][0]["killed"], true);
   EXPECT_FALSE(process_alive(pid));
-  reap(pid);
+  reap_stopped(pid);
 }
 
 TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {

@@ -8,6 +8,8 @@ namespace gb10tune::testing {
 
 // 2^20 bytes.
 inline constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+// 2^20 as a double, for figures in MiB with fractions.
+inline constexpr double kBytesPerMiB = 1048576.0;
 // 2^30 bytes.
 inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 

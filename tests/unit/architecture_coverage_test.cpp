@@ -17,6 +17,7 @@
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
@@ -29,7 +30,7 @@ using testing::gguf_string;
 using testing::gguf_uint32;
 using testing::GgufWriter;
 
-constexpr double kBytesPerMiB = 1048576.0;
+using testing::kBytesPerMiB;
 
 json load_fixture() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/architectures.json"));
