@@ -7,10 +7,12 @@
 //                          without NVML), and BM_WatchNvmlReload with a load/init/unload per
 //                          call (what query_nvml does): why the watch keeps a session
 //   BM_WatchBinary         the real `gb10tune watch` guarding the stand-in llama-server, run
-//                          for 1 and for 1+N samples: its CPU per sample from the difference
+//                          for 1 and for 1+N samples 10 ms apart: its CPU per sample from the
+//                          difference
 //                          (user + system, from wait4), CPU seconds per hour at 1 Hz, and its
 //                          peak RSS
-// Run: build/bench/watch_bench
+// Run: build/bench/watch_bench (GB10TUNE_BENCH_BINARY and GB10TUNE_BENCH_STAND_IN override the
+// paths of gb10tune and the stand-in built beside it, for a copy run on another machine)
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -50,6 +52,12 @@ int watch_free_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+// `fallback`, unless the environment variable `name` names another path.
+std::string bench_path(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : std::string(fallback);
 }
 
 double cpu_seconds(const rusage& usage) {
@@ -127,9 +135,9 @@ void BM_WatchNvmlReload(benchmark::State& state) {
 }
 BENCHMARK(BM_WatchNvmlReload)->Unit(benchmark::kMillisecond)->Iterations(20);
 
-// Runs `gb10tune watch` with `args` to its end; its rusage.
-rusage run_watch(const std::vector<std::string>& args) {
-  std::vector<std::string> words = {GB10TUNE_BINARY, "watch"};
+// Runs `gb10tune watch` with `args` to its end; its rusage, and its exit code in `code`.
+rusage run_watch(const std::vector<std::string>& args, int& code) {
+  std::vector<std::string> words = {bench_path("GB10TUNE_BENCH_BINARY", GB10TUNE_BINARY), "watch"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& word : words) {
@@ -141,9 +149,11 @@ rusage run_watch(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   rusage usage{};
+  code = -1;
   if (::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
     int status = 0;
     ::wait4(pid, &status, 0, &usage);
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   posix_spawn_file_actions_destroy(&actions);
   return usage;
@@ -157,7 +167,8 @@ void BM_WatchBinary(benchmark::State& state) {
   const launch::StatePaths paths = launch::StatePaths::under(dir / "gb10tune");
   const int port = watch_free_port();
   launch::StartRequest request;
-  request.argv = {GB10TUNE_STAND_IN_SERVER, "--port", std::to_string(port)};
+  request.argv = {bench_path("GB10TUNE_BENCH_STAND_IN", GB10TUNE_STAND_IN_SERVER), "--port",
+                  std::to_string(port)};
   request.env = platform::Environment::current();
   request.env.set("STANDIN_LOAD_MS", "0");
   request.paths = paths;
@@ -172,9 +183,15 @@ void BM_WatchBinary(benchmark::State& state) {
   double per_sample = 0;
   long max_rss_kib = 0;
   for (auto _ : state) {
-    const rusage one = run_watch({"--interval", "0.001", "--max-samples", "1"});
+    int code_one = 0;
+    int code_many = 0;
+    const rusage one = run_watch({"--interval", "0.01", "--max-samples", "1"}, code_one);
     const rusage many =
-        run_watch({"--interval", "0.001", "--max-samples", std::to_string(samples + 1)});
+        run_watch({"--interval", "0.01", "--max-samples", std::to_string(samples + 1)}, code_many);
+    if (code_one != 0 || code_many != 0) {
+      state.SkipWithError("gb10tune watch did not exit 0");
+      break;
+    }
     per_sample = (cpu_seconds(many) - cpu_seconds(one)) / static_cast<double>(samples);
     max_rss_kib = std::max(many.ru_maxrss, one.ru_maxrss);
   }
@@ -186,7 +203,7 @@ void BM_WatchBinary(benchmark::State& state) {
   ::waitpid(started->pid, &status, 0);
   fs::remove_all(dir);
 }
-BENCHMARK(BM_WatchBinary)->Arg(2000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WatchBinary)->Arg(300)->Iterations(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -377,6 +377,9 @@ std::optional<ExitCode> Watcher::handle(const Event& event, double t_s) {
         return std::nullopt;
       }
       emit(event);
+      if (!m_server) {
+        return handle_all(m_policy->stop_done(t_s, false), t_s);  // nothing known to stop
+      }
       return stop(event, t_s);
     case EventKind::exited: {
       Event exited = event;
@@ -387,6 +390,10 @@ std::optional<ExitCode> Watcher::handle(const Event& event, double t_s) {
                       : how;
       emit(exited);
       m_restart_from = m_server;
+      if (m_o.restart) {
+        m_server.reset();
+        return std::nullopt;  // a restart comes, or `gave_up` follows in this batch
+      }
       return server_down(t_s, ExitCode::failed);
     }
     case EventKind::restart:

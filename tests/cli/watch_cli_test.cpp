@@ -224,6 +224,25 @@ TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
   EXPECT_EQ(recorded["env"]["STANDIN_LOAD_MS"], "100");
 }
 
+TEST(CliWatch, RestartsGiveUpAtTheCap) {
+  WatchFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  // Low, then room for a restart for 3 s (30 samples), then low for good: the restarted
+  // server is stopped too, and with --max-restarts 1 there is no second attempt.
+  std::vector<double> memory = {20, 5};
+  memory.insert(memory.end(), 30, 20);
+  memory.push_back(5);
+  const CliResult result = run_binary(
+      {"watch", "--interval", "0.1", "--max-samples", "60", "--floor", "6G", "--restart",
+       "--restart-delay", "0.1", "--max-restarts", "1", "--replay-meminfo", f.replay(memory)});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
+  EXPECT_TRUE(contains(result.out, "gave_up: no more restarts: 1 attempt in a row")) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
+  reap(pid);
+}
+
 TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   WatchFixture f;
   const int pid = f.start();
@@ -232,7 +251,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   std::thread watcher([&crashed] {
     crashed = run_binary({"watch", "--interval", "0.05", "--max-samples", "100"});
   });
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
   ::kill(pid, SIGKILL);
   reap(pid);
   watcher.join();
@@ -247,7 +266,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   std::thread again([&stopped] {
     stopped = run_binary({"watch", "--interval", "0.05", "--max-samples", "100"});
   });
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
   const CliResult stop = run_binary({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.out;
   reap(second);

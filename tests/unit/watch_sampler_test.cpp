@@ -178,6 +178,8 @@ TEST(WatchUnits, TheWatchRunsBesideTheServerAndATimerRunsVerify) {
             std::string::npos)
       << files[0].content;
   EXPECT_NE(files[0].content.find("SuccessExitStatus=130\n"), std::string::npos);
+  // A server the watch restarted is in the watch's cgroup: stopping the watch must spare it.
+  EXPECT_NE(files[0].content.find("KillMode=process\n"), std::string::npos);
   EXPECT_EQ(files[1].name, "gb10tune-verify.service");
   EXPECT_NE(files[1].content.find("Type=oneshot\n"), std::string::npos);
   EXPECT_NE(files[1].content.find("ExecStart=/opt/gb10tune/bin/gb10tune verify\n"),

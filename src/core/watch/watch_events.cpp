@@ -59,7 +59,7 @@ std::string watch_event_body(const Event& e) {
     case EventKind::restarted:
     case EventKind::restart_failed:
     case EventKind::ended:
-      return e.message + server;
+      return e.message;  // the caller's own words, which name the pid where it matters
   }
   return e.message;
 }

@@ -49,6 +49,9 @@ std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input) {
            "RestartSec=30\n"
            "# SIGTERM from systemctl stop ends the watch with 130: a clean stop.\n"
            "SuccessExitStatus=130\n"
+           "# A server the watch restarted lives in this unit's cgroup: stopping or restarting\n"
+           "# the watch must not take it down.\n"
+           "KillMode=process\n"
            "\n"
            "[Install]\n"
            "WantedBy=default.target\n",
