@@ -536,9 +536,17 @@ ExitCode Watcher::run() {
   if (status.server) {
     m_server = adopt(*status.server);
     m_policy->adopted(0, status.server->record.expected_load_bytes);
-    emit(note(EventKind::watching, 0,
-              fmt::format("llama-server pid {} at {}: {}", status.server->pid,
-                          status.server->record.url, limits)));
+    Event event = note(EventKind::watching, 0,
+                       fmt::format("llama-server pid {} at {}: {}", status.server->pid,
+                                   status.server->record.url, limits));
+    // The figures as they are now (the first sample is taken again below: a replay is not
+    // advanced by this one).
+    if (const auto now = watch::meminfo_from(m_ctx.sysroot)()) {
+      event.available_bytes = now->available_bytes;
+      event.sampled = true;
+      event.message += fmt::format("; MemAvailable {} now", format_bytes(now->available_bytes));
+    }
+    emit(event);
   } else {
     m_policy->idle();
     emit(note(EventKind::watching, 0,

@@ -141,6 +141,7 @@ TEST(WatchEvents, TextAndJsonLinesCarryTheFigures) {
   e.kind = EventKind::floor;
   e.t_s = 12.5;
   e.available_bytes = 3ull << 30;
+  e.sampled = true;
   e.threshold_bytes = 4ull << 30;
   e.server_rss_bytes = 20ull << 30;
   e.pid = 4242;
@@ -159,6 +160,15 @@ TEST(WatchEvents, TextAndJsonLinesCarryTheFigures) {
   EXPECT_TRUE(doc["gpu_bytes"].is_null());
   EXPECT_EQ(doc["pid"], 4242);
   EXPECT_DOUBLE_EQ(doc["t_s"].get<double>(), 12.5);
+  // An event the watch itself reports (no sample behind it) has no MemAvailable figure.
+  Event stopped;
+  stopped.kind = EventKind::stopped;
+  stopped.message = "llama-server pid 4242 ended on SIGTERM after 0.2 s";
+  const auto plain = event_to_json(stopped, "");
+  EXPECT_TRUE(plain["mem_available_bytes"].is_null());
+  EXPECT_TRUE(plain["at"].is_null());
+  EXPECT_EQ(render_event_text(stopped, ""),
+            "stopped: llama-server pid 4242 ended on SIGTERM after 0.2 s\n");
 }
 
 TEST(WatchUnits, TheWatchRunsBesideTheServerAndATimerRunsVerify) {

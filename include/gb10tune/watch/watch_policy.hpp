@@ -64,6 +64,7 @@ struct Event {
   EventKind kind = EventKind::watching;
   double t_s = 0;
   std::uint64_t available_bytes = 0;
+  bool sampled = false;               // available_bytes and the server figures are a sample's
   std::uint64_t threshold_bytes = 0;  // the threshold crossed (warn, floor, or restart need)
   std::optional<std::uint64_t> server_rss_bytes;
   std::optional<std::uint64_t> server_gpu_bytes;

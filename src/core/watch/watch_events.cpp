@@ -76,7 +76,7 @@ json event_to_json(const Event& event, const std::string& at) {
   doc["event"] = event_name(event.kind);
   doc["at"] = at.empty() ? json(nullptr) : json(at);
   doc["t_s"] = event.t_s;
-  doc["mem_available_bytes"] = event.available_bytes;
+  doc["mem_available_bytes"] = event.sampled ? json(event.available_bytes) : json(nullptr);
   doc["threshold_bytes"] = event.threshold_bytes == 0 ? json(nullptr) : json(event.threshold_bytes);
   doc["pid"] = event.pid > 0 ? json(event.pid) : json(nullptr);
   doc["rss_bytes"] = event.server_rss_bytes ? json(*event.server_rss_bytes) : json(nullptr);

@@ -50,6 +50,7 @@ Event WatchPolicy::make(EventKind kind, const Sample& sample, std::uint64_t thre
   event.kind = kind;
   event.t_s = sample.t_s;
   event.available_bytes = sample.available_bytes;
+  event.sampled = true;
   event.threshold_bytes = threshold;
   event.server_rss_bytes = sample.server_rss_bytes;
   event.server_gpu_bytes = sample.server_gpu_bytes;
