@@ -99,7 +99,7 @@ struct WatchFixture {
   }
 };
 
-void reap(int pid) {
+void reap_watched(int pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
 }
@@ -157,7 +157,7 @@ TEST(CliWatch, BelowTheFloorSigtermLandsAndTheLogSaysWhy) {
       << result.out;
   EXPECT_TRUE(contains(result.out, "watch with --restart")) << result.out;
   EXPECT_FALSE(alive(pid));
-  reap(pid);
+  reap_watched(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   const std::string log = read_text(f.paths.log);
   EXPECT_TRUE(contains(log, fmt::format("watch: MemAvailable 5.5 GiB fell below the floor 6.0 "
@@ -193,7 +193,7 @@ TEST(CliWatch, AServerIgnoringSigtermIsKilledAfterTheGrace) {
   }
   EXPECT_EQ(events, (std::vector<std::string>{"watching", "low", "floor", "stopped", "ended"}));
   EXPECT_FALSE(alive(pid));
-  reap(pid);
+  reap_watched(pid);
 }
 
 TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
@@ -211,7 +211,7 @@ TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
   EXPECT_TRUE(contains(result.out, "restart: restarting llama-server (attempt 1")) << result.out;
   EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
   EXPECT_FALSE(alive(pid));
-  reap(pid);
+  reap_watched(pid);
   const auto after = launch::read_launch_record(f.paths.record);
   ASSERT_TRUE(after) << after.error().message << "\n" << result.out;
   EXPECT_NE(after->pid, pid);
@@ -240,7 +240,7 @@ TEST(CliWatch, RestartsGiveUpAtTheCap) {
   EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
   EXPECT_TRUE(contains(result.out, "gave_up: no more restarts: 1 attempt in a row")) << result.out;
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
-  reap(pid);
+  reap_watched(pid);
 }
 
 TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
@@ -253,7 +253,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   });
   std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
   ::kill(pid, SIGKILL);
-  reap(pid);
+  reap_watched(pid);
   watcher.join();
   EXPECT_EQ(crashed.exit_code, 1) << crashed.out;
   EXPECT_TRUE(contains(crashed.out, "exited: llama-server exited without the watch stopping it"))
@@ -269,7 +269,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
   const CliResult stop = run_binary({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.out;
-  reap(second);
+  reap_watched(second);
   again.join();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
   EXPECT_TRUE(contains(stopped.out, "was stopped outside the watch")) << stopped.out;
