@@ -24,6 +24,7 @@ struct LayerFacts {
   bool sliding_window = false;   // an SWA layer: its KV cache holds only the window (is_swa)
   bool mtp = false;              // a nextn/MTP block appended past the main stack
   bool main_kv = false;          // keeps K and V in the main context's cache
+  bool kv_shared = false;        // reuses an earlier layer's KV (Gemma 3n/4): holds none
   std::uint32_t head_count = 0;  // n_head(il)
   std::uint32_t head_count_kv = 0;  // n_head_kv(il)
   std::uint32_t k_width = 0;        // n_embd_k_gqa(il): K values per token (heads × key length)
