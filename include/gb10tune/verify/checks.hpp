@@ -54,7 +54,8 @@ struct Expectations {
   std::uint64_t cache_ram_bytes = 0;
   std::uint64_t projector_bytes = 0;  // the mmproj's part of load_bytes (weights + compute)
   std::string backend;
-  std::string source;  // "launch record" or "flags"
+  bool plan_estimate = false;  // the plan was an estimate (unsupported architecture, --force)
+  std::string source;          // "launch record" or "flags"
 };
 
 // The per-slot context llama-server (3f545be) reports in /props and /slots for a context of
