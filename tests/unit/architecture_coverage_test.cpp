@@ -39,8 +39,8 @@ constexpr std::array kCapturedArchitectures{
     "gemma3n", "gemma4", "nemotron_h", "granitehybrid",
     // A sample of the sweep's plain-attention and sliding-window architectures.
     "qwen2moe", "olmo", "olmoe", "starcoder2", "internlm2", "granite", "granitemoe", "smollm3",
-    "exaone", "ernie4_5", "command-r", "gemma", "phi3", "stablelm", "orion", "arcee", "glm4",
-    "qwen2vl", "gemma2", "cohere2", "olmo2"};
+    "exaone", "ernie4_5", "command-r", "gemma", "stablelm", "orion", "arcee", "glm4", "qwen2vl",
+    "deci", "starcoder", "xverse", "gemma2", "cohere2", "olmo2"};
 
 json load_fixture() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/architectures.json"));
@@ -141,7 +141,8 @@ TEST(ArchitectureCoverage, EveryCapturedArchitectureMatchesTheServersCachesToThe
     } else {
       ASSERT_TRUE(log.contains("recurrent")) << "no recurrent state captured";
       const json& rs = log.at("recurrent");
-      EXPECT_EQ(rs.at("layers").get<std::uint32_t>(), facts.recurrent_layer_count);
+      // The line counts n_layer(), every main block, whether the filter kept it or not.
+      EXPECT_EQ(rs.at("layers").get<std::uint32_t>(), facts.main_layer_count);
       EXPECT_EQ(rs.at("cells").get<std::uint64_t>(), plan->recurrent_rows);
       const std::uint64_t rows = plan->recurrent_rows * facts.recurrent_layer_count;
       expect_rounds_to(facts.conv_state_width * 4 * rows, rs.at("r_mib").get<double>(), "R");
@@ -447,7 +448,7 @@ TEST(ArchitectureCoverage, Gemma4SharedLayersHoldNoKvAndSwaFlagsComeFromTheArray
   const json fixture = load_fixture();
   const auto facts = testing::describe(header_of(fixture.at("models").at("gemma4")));
   ASSERT_TRUE(facts) << facts.error().message;
-  const std::vector<bool> swa{true, true, true, false, true, true, true, false};
+  const std::vector<bool> swa{true, false, true, true, false, true, true, false};
   ASSERT_EQ(facts->layers.size(), swa.size());
   for (const model::LayerFacts& layer : facts->layers) {
     SCOPED_TRACE(layer.index);
@@ -456,38 +457,87 @@ TEST(ArchitectureCoverage, Gemma4SharedLayersHoldNoKvAndSwaFlagsComeFromTheArray
     EXPECT_EQ(layer.kv_shared, layer.index >= 5);
     EXPECT_EQ(layer.k_width, swa[layer.index] ? 64u : 32u);
   }
-  EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 1u);  // layer 3
-  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 4u);  // layers 0-2, 4
+  EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 2u);  // layers 1, 4
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 3u);  // layers 0, 2, 3
 }
 
 TEST(ArchitectureCoverage, Gemma3nKeepsKvInTheFirstTwentyLayersOnly) {
   const json fixture = load_fixture();
   const auto facts = testing::describe(header_of(fixture.at("models").at("gemma3n")));
   ASSERT_TRUE(facts) << facts.error().message;
-  ASSERT_EQ(facts->layers.size(), 22u);
+  ASSERT_EQ(facts->layers.size(), 25u);
   EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 4u);  // 4, 9, 14, 19
   EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 16u);
-  EXPECT_TRUE(facts->layers[20].kv_shared);
-  EXPECT_TRUE(facts->layers[21].kv_shared);
-  EXPECT_FALSE(facts->layers[21].sliding_window);  // period 5: every 5th layer is full
+  for (std::uint32_t il = 20; il < 25; ++il) {
+    EXPECT_TRUE(facts->layers[il].kv_shared) << il;
+    EXPECT_FALSE(facts->layers[il].main_kv) << il;
+  }
+  EXPECT_FALSE(facts->layers[24].sliding_window);  // period 5: every 5th layer is full
 }
 
-TEST(ArchitectureCoverage, Gemma4WithTooManySharedLayersIsCorrupt) {
-  GgufWriter w;
-  w.add("general.architecture", gguf_string("gemma4"))
-      .add("gemma4.context_length", gguf_uint32(4096))
-      .add("gemma4.embedding_length", gguf_uint32(64))
-      .add("gemma4.block_count", gguf_uint32(4))
-      .add("gemma4.attention.head_count", gguf_uint32(4))
-      .add("gemma4.attention.sliding_window", gguf_uint32(512))
-      .add("gemma4.attention.sliding_window_pattern",
-           testing::gguf_bool_array({true, false, true, false}))
-      .add("gemma4.attention.key_length_swa", gguf_uint32(16))
-      .add("gemma4.attention.value_length_swa", gguf_uint32(16))
-      .add("gemma4.attention.shared_kv_layers", gguf_uint32(3));
-  const auto facts = testing::describe(w);
+TEST(ArchitectureCoverage, Gemma4WithTooManySharedLayersOrTheWrongReuseOrderIsCorrupt) {
+  const auto header = [](std::uint32_t shared, const std::vector<bool>& swa) {
+    GgufWriter w;
+    w.add("general.architecture", gguf_string("gemma4"))
+        .add("gemma4.context_length", gguf_uint32(4096))
+        .add("gemma4.embedding_length", gguf_uint32(64))
+        .add("gemma4.block_count", gguf_uint32(4))
+        .add("gemma4.attention.head_count", gguf_uint32(4))
+        .add("gemma4.attention.sliding_window", gguf_uint32(512))
+        .add("gemma4.attention.sliding_window_pattern", testing::gguf_bool_array(swa))
+        .add("gemma4.attention.key_length_swa", gguf_uint32(16))
+        .add("gemma4.attention.value_length_swa", gguf_uint32(16))
+        .add("gemma4.attention.shared_kv_layers", gguf_uint32(shared));
+    return w;
+  };
+  auto facts = testing::describe(header(3, {true, false, true, false}));
   ASSERT_FALSE(facts);
   EXPECT_NE(facts.error().message.find("gemma4.attention.shared_kv_layers"), std::string::npos)
+      << facts.error().message;
+  // One shared layer, a full one, but the last layer with KV (2) is SWA: llama.cpp asserts.
+  facts = testing::describe(header(1, {true, false, true, false}));
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("makes shared layer 3 (full) reuse layer 2"),
+            std::string::npos)
+      << facts.error().message;
+  facts = testing::describe(header(1, {true, true, false, false}));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_TRUE(facts->layers[3].kv_shared);
+}
+
+// The sliding-window rules of the sweep (their load_arch_hparams): gemma2 defaults the window
+// to 4096 with period 2; afmoe (and olmo2, plamo3) only with a window > 0; cohere2 requires it.
+TEST(ArchitectureCoverage, SweepSlidingWindowDefaultsFollowEachLoader) {
+  const auto header = [](const std::string& arch) {
+    GgufWriter w;
+    w.add("general.architecture", gguf_string(arch))
+        .add(arch + ".context_length", gguf_uint32(4096))
+        .add(arch + ".embedding_length", gguf_uint32(64))
+        .add(arch + ".block_count", gguf_uint32(8))
+        .add(arch + ".attention.head_count", gguf_uint32(4));
+    return w;
+  };
+  auto facts = testing::describe(header("gemma2"));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->sliding_window, 4096u);
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 4u);  // 0, 2, 4, 6
+  EXPECT_FALSE(facts->layers[1].sliding_window);
+
+  facts = testing::describe(header("afmoe"));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 0u);
+  facts =
+      testing::describe(header("afmoe").add("afmoe.attention.sliding_window", gguf_uint32(1024)));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 6u);  // 3 of every 4
+  facts =
+      testing::describe(header("plamo3").add("plamo3.attention.sliding_window", gguf_uint32(1024)));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 7u);  // 7 of every 8
+
+  facts = testing::describe(header("cohere2"));
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("cohere2.attention.sliding_window"), std::string::npos)
       << facts.error().message;
 }
 

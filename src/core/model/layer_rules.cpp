@@ -722,6 +722,22 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
                                       *shared, facts.block_count));
         }
         kv_from_start = facts.block_count - *shared;
+        // create_memory's reuse callback: a shared SWA layer reuses layer kv_from_start - 2, a
+        // shared full one layer kv_from_start - 1; llama.cpp asserts that layer is in the
+        // same (SWA or full) cache.
+        for (std::uint32_t il = kv_from_start; il < facts.block_count; ++il) {
+          const bool swa = facts.layers[il].sliding_window;
+          const std::uint32_t source = kv_from_start - (swa ? 2 : 1);
+          if (facts.layers[source].sliding_window != swa) {
+            return hp.error(
+                "attention.sliding_window_pattern",
+                fmt::format("makes shared layer {} ({}) reuse layer {} ({}); llama.cpp asserts "
+                            "that the last two layers with KV are a sliding-window one and then "
+                            "a full one, so the file is corrupt",
+                            il, swa ? "sliding window" : "full", source,
+                            swa ? "full" : "sliding window"));
+          }
+        }
       }
       break;
     }
