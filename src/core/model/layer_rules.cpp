@@ -964,6 +964,9 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
       ++facts.tensor_count;
       facts.parameter_count += tensor.elements;
       facts.weight_bytes += tensor.bytes;
+      if (tensor.name == "per_layer_token_embd.weight") {
+        facts.per_layer_input_width = tensor.shape[0];
+      }
       if (tensor.name == "token_embd.weight") {
         facts.token_embedding_bytes = tensor.bytes;
         facts.vocab_size = tensor.shape[1];
