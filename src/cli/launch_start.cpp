@@ -137,9 +137,10 @@ json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
     doc["measured_bytes"] = measured;
     doc["recorded"] = false;
     line = fmt::format(
-        "memory: measured {} ({}); the plan was an estimate (weights + "
-        "--overhead: {}), so it is neither judged nor recorded as calibration",
-        format_bytes(measured), m.how, format_bytes(planned.load_bytes()));
+        "memory: measured {} ({}); the plan was an estimate (weights and runtime {}, "
+        "--overhead {} for the rest), so it is neither judged nor recorded as calibration",
+        format_bytes(measured), m.how, format_bytes(planned.load_bytes()),
+        format_bytes(planned.overhead_bytes));
     return doc;
   }
   const double raw_error = plan::error_percent(planned.load_bytes(), measured);

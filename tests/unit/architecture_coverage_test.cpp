@@ -440,6 +440,14 @@ TEST(ArchitectureCoverage, RecurrentOnlyAndEncoderModelsAreRefusedWithTheReason)
     EXPECT_NE(facts->unsupported_reason.find(reason), std::string::npos)
         << facts->unsupported_reason;
   }
+  // A recurrent-only Mamba points at the supported family with Mamba-2 layers, not at the
+  // closest name.
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("mamba2"));
+  const auto facts = testing::describe(w);
+  ASSERT_TRUE(facts);
+  EXPECT_NE(facts->unsupported_reason.find("nearest supported: granitehybrid;"), std::string::npos)
+      << facts->unsupported_reason;
 }
 
 // Gemma 4: per-layer SWA flags, SWA head size 16 with 4 KV heads, full head size 32 with 1;

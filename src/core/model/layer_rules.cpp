@@ -179,6 +179,7 @@ constexpr std::array kArchitectures{
 struct ArchRefusal {
   std::string_view name;
   std::string_view reason;
+  std::string_view nearest = {};  // the closest supported family, when not the closest name
 };
 
 constexpr std::string_view kNoCacheEncoder =
@@ -221,21 +222,21 @@ constexpr std::array kRefusals{
     ArchRefusal{"llada", kDiffusion},
     ArchRefusal{"llada-moe", kDiffusion},
     ArchRefusal{"rnd1", kDiffusion},
-    ArchRefusal{"mamba", kRecurrentOnly},
-    ArchRefusal{"mamba2", kRecurrentOnly},
+    ArchRefusal{"mamba", kRecurrentOnly, "granitehybrid"},
+    ArchRefusal{"mamba2", kRecurrentOnly, "granitehybrid"},
     ArchRefusal{"rwkv6", kRecurrentOnly},
     ArchRefusal{"rwkv6qwen2", kRecurrentOnly},
     ArchRefusal{"rwkv7", kRecurrentOnly},
     ArchRefusal{"arwkv7", kRecurrentOnly},
-    ArchRefusal{"jamba", kHybridOther},
-    ArchRefusal{"falcon-h1", kHybridOther},
-    ArchRefusal{"plamo2", kHybridOther},
+    ArchRefusal{"jamba", kHybridOther, "granitehybrid"},
+    ArchRefusal{"falcon-h1", kHybridOther, "nemotron_h"},
+    ArchRefusal{"plamo2", kHybridOther, "granitehybrid"},
     ArchRefusal{"lfm2", kHybridOther},
     ArchRefusal{"lfm2moe", kHybridOther},
-    ArchRefusal{"kimi-linear", kHybridOther},
+    ArchRefusal{"kimi-linear", kHybridOther, "qwen3next"},
     ArchRefusal{"kimi-k3", kHybridOther},
     ArchRefusal{"bailingmoe3", kHybridOther},
-    ArchRefusal{"minimax-01", kHybridOther},
+    ArchRefusal{"minimax-01", kHybridOther, "qwen3next"},
     ArchRefusal{"deepseek4", kSparse},
     ArchRefusal{"deepseek32", kSparse},
     ArchRefusal{"glm-dsa", kSparse},
@@ -511,6 +512,11 @@ std::string_view supported_architectures() {
 }
 
 std::string_view nearest_supported_architecture(std::string_view architecture) {
+  for (const ArchRefusal& refusal : kRefusals) {
+    if (refusal.name == architecture && !refusal.nearest.empty()) {
+      return refusal.nearest;
+    }
+  }
   // The longest common prefix wins (a family's variants share a stem: "qwen2moe" is closest
   // to "qwen2"); ties and prefix-less names go to the smallest edit distance.
   const auto prefix = [&](std::string_view name) {

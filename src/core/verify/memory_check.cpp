@@ -54,7 +54,8 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
     finding.summary = "the memory plan was an estimate: unknown whether it matches";
     finding.evidence = fmt::format(
         "launch planned an architecture it has no layer rules for (--force --overhead): "
-        "weights + overhead {}, the KV cache and buffers not modelled; measured {} ({})",
+        "weights and runtime {}, the KV cache, state and buffers not modelled (left to "
+        "--overhead); measured {} ({})",
         format_bytes(planned), format_bytes(*m.measured_bytes), m.how);
     finding.fix = "keep --overhead above what the process holds beyond its weights";
     return finding;
