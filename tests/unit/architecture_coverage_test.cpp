@@ -36,7 +36,7 @@ constexpr double kMiB = 1048576.0;
 constexpr std::array kCapturedArchitectures{
     // Named in the issue.
     "glm4moe", "mistral3", "seed_oss", "qwen3vl", "qwen3vlmoe", "minimax-m2", "llama4", "deepseek2",
-    "gemma3n", "gemma4", "nemotron_h", "granitehybrid",
+    "gemma3n", "gemma4", "nemotron_h", "nemotron_h_moe", "granitehybrid",
     // A sample of the sweep's plain-attention and sliding-window architectures.
     "qwen2moe", "olmo", "olmoe", "starcoder2", "internlm2", "granite", "granitemoe", "smollm3",
     "exaone", "ernie4_5", "command-r", "gemma", "stablelm", "orion", "arcee", "glm4", "qwen2vl",
