@@ -544,8 +544,20 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   const bool machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
   plan::CalibrationKey key{facts->architecture, launch::server_build_identity(*server_path),
                            plan::PlanBackend::cpu};
+  // An architecture without layer rules: --force with an explicit --overhead plans an estimate
+  // (the weights plus that overhead); anything less is refused by make_plan with the reason.
+  const bool estimate = !facts->supported && in.force;
+  if (estimate && settings.at("overhead").source != "command line") {
+    return fail(ctx, Error{fmt::format("{}: {}. --force alone cannot plan it: also give "
+                                       "--overhead SIZE, what its KV cache, state and compute "
+                                       "buffers will need on top of the weights ({})",
+                                       facts->source, facts->unsupported_reason,
+                                       format_bytes(facts->weight_bytes)),
+                           ExitCode::usage});
+  }
   const auto configure = [&](const launch::LaunchSettings& s, const launch::ServerCommand& cmd) {
     auto config = plan_config(s, cmd, projector_facts, *overhead);
+    config.estimate_unsupported = estimate;
     // The backend decides which compute buffers the server makes (one CPU buffer, or CUDA0 +
     // CUDA_Host) and whether the CUDA runtime's memory counts.
     plan::BackendEvidence evidence;
@@ -569,7 +581,9 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       config.projector_device = placement->projector_device;
     }
     key.backend = config.backend;
-    apply_calibration(ctx, key, config);
+    if (!estimate) {  // a calibration learned from an estimate would claim more than it knows
+      apply_calibration(ctx, key, config);
+    }
     return config;
   };
   auto config = configure(settings, built->command);
@@ -609,7 +623,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
   }
   auto plan = plan::make_plan(*facts, config, budget);
-  if (plan && settings.integer("cache_ram_mib") < 0) {
+  if (plan && settings.integer("cache_ram_mib") < 0 && !plan->estimate) {
     plan = plan_unbounded_cache(*facts, config, budget, *plan, inputs.gb10);
   }
   if (!plan) {
@@ -743,7 +757,9 @@ Runner setup_launch(CLI::App& app) {
   sub->add_flag("--explain", o->explain,
                 "Also show where every setting came from and why every option is there");
   sub->add_flag("--force", o->force,
-                "Go on past refusals (memory, missing options, K6), each shown as a warning");
+                "Go on past refusals (memory, missing options, K6), each shown as a warning; "
+                "with --overhead SIZE, start an architecture gb10tune has no layer rules for, "
+                "planned as an estimate (weights + SIZE)");
   sub->add_option("--backend", o->backend,
                   "Plan the buffers of this backend: auto (from the llama-server build and the "
                   "machine), cpu or cuda")

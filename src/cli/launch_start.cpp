@@ -131,6 +131,18 @@ json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
     return doc;
   }
   const std::uint64_t measured = *m.measured_bytes;
+  if (planned.estimate) {
+    // Nothing to learn from: the plan did not model the caches or buffers of this
+    // architecture, so the difference is not a correction of a model.
+    doc["measured_bytes"] = measured;
+    doc["recorded"] = false;
+    line = fmt::format(
+        "memory: measured {} ({}); the plan was an estimate (weights and runtime {}, "
+        "--overhead {} for the rest), so it is neither judged nor recorded as calibration",
+        format_bytes(measured), m.how, format_bytes(planned.load_bytes()),
+        format_bytes(planned.overhead_bytes));
+    return doc;
+  }
   const double raw_error = plan::error_percent(planned.load_bytes(), measured);
   const double error = plan::error_percent(calibrated_load(planned), measured);
   doc["measured_bytes"] = measured;
@@ -216,6 +228,7 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.expected_cache_ram_bytes = p.plan->cache_ram_bytes;
   r.expected_projector_bytes = p.plan->projector_bytes + p.plan->projector_compute_bytes;
   r.backend = std::string(plan::backend_name(p.config->backend));
+  r.plan_estimate = p.plan->estimate;
   r.plan = report::launch_to_json(p);
   (void)settings;
   return r;

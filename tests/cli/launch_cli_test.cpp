@@ -69,6 +69,57 @@ TEST(CliLaunch, DryRunJsonHasEveryFigureAsAnInteger) {
   EXPECT_TRUE(plan["margin_bytes"].is_number_integer());
 }
 
+// An architecture without layer rules: refused with the reason and the way on; --force alone is
+// not enough; --force --overhead plans an estimate that says so and leaves the caches unknown.
+TEST(CliLaunch, UnsupportedArchitectureNeedsForceAndOverheadAndIsOnlyAnEstimate) {
+  testing::TempDir dir;
+  testing::GgufWriter w;
+  w.add("general.architecture", testing::gguf_string("rwkv7"))
+      .add("rwkv7.context_length", testing::gguf_uint32(4096))
+      .add("rwkv7.embedding_length", testing::gguf_uint32(2048))
+      .add("rwkv7.block_count", testing::gguf_uint32(24))
+      .tensor("token_embd.weight", {2048, 65536}, gguf::GgmlType::f16);
+  const auto path = (dir.path() / "rwkv7.gguf").string();
+  w.write(path);
+
+  auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", path}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
+  EXPECT_NE(result.err.find("architecture 'rwkv7' is not supported: recurrent only"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("--force --overhead SIZE"), std::string::npos) << result.err;
+
+  result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", path, "--force"}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
+  EXPECT_NE(result.err.find("also give --overhead SIZE"), std::string::npos) << result.err;
+
+  result = run_cli_on("no-gpu",
+                      {"launch", "--dry-run", "--json", "--model", path, "--force", "--overhead",
+                       "3GiB", "--slots", "1", "--cache-ram", "0"},
+                      {});
+  ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+  const json doc = json::parse(result.out);
+  const json& plan = doc["plan"];
+  EXPECT_EQ(plan["estimate"], true);
+  EXPECT_EQ(plan["weights_bytes"], 2048ull * 65536 * 2);
+  EXPECT_EQ(plan["overhead_bytes"], 3ull << 30);
+  for (const char* key : {"kv_full_bytes", "recurrent_bytes", "compute_bytes", "output_bytes"}) {
+    EXPECT_TRUE(plan[key].is_null()) << key << " must be unknown, not " << plan[key];
+  }
+  EXPECT_EQ(plan["total_bytes"].get<std::uint64_t>(),
+            plan["weights_bytes"].get<std::uint64_t>() + (3ull << 30) +
+                plan["runtime_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(doc["model"]["supported"], false);
+
+  result = run_cli_on("no-gpu",
+                      {"launch", "--dry-run", "--model", path, "--force", "--overhead", "3GiB",
+                       "--slots", "1", "--cache-ram", "0"},
+                      {});
+  ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+  EXPECT_NE(result.out.find("ESTIMATE, not a plan"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("unknown"), std::string::npos) << result.out;
+}
+
 TEST(CliLaunch, PlanThatDoesNotFitExitsThreeAndSaysWhatWould) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "model with spaces.gguf");

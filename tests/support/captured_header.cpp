@@ -20,6 +20,8 @@ GgufWriter captured_header(const nlohmann::json& description) {
       w.add(key, gguf_bool(value.at("bool").get<bool>()));
     } else if (value.contains("uint32_array")) {
       w.add(key, gguf_uint32_array(value.at("uint32_array").get<std::vector<std::uint32_t>>()));
+    } else if (value.contains("bool_array")) {
+      w.add(key, gguf_bool_array(value.at("bool_array").get<std::vector<bool>>()));
     } else if (value.contains("int32_array")) {
       w.add(key, gguf_int32_array(value.at("int32_array").get<std::vector<std::int32_t>>()));
     } else if (value.contains("float32_array")) {

@@ -4,6 +4,7 @@
 // models of tests/fixtures/gguf/write_tiny_arch.py), and the refusal of unknown ones.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -31,6 +32,16 @@ using testing::gguf_uint32;
 using testing::GgufWriter;
 
 using testing::kBytesPerMiB;
+
+// The architectures the fixture must cover, each with every setting of capture_arch.py.
+constexpr std::array kCapturedArchitectures{
+    // Named in the issue.
+    "glm4moe", "mistral3", "seed_oss", "qwen3vl", "qwen3vlmoe", "minimax-m2", "llama4", "deepseek2",
+    "gemma3n", "gemma4", "nemotron_h", "nemotron_h_moe", "granitehybrid",
+    // A sample of the sweep's plain-attention and sliding-window architectures.
+    "qwen2moe", "olmo", "olmoe", "starcoder2", "internlm2", "granite", "granitemoe", "smollm3",
+    "exaone", "ernie4_5", "command-r", "gemma", "stablelm", "orion", "arcee", "glm4", "qwen2vl",
+    "deci", "starcoder", "xverse", "gemma2", "cohere2", "olmo2"};
 
 json load_fixture() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/architectures.json"));
@@ -77,8 +88,7 @@ TEST(ArchitectureCoverage, EveryCapturedArchitectureMatchesTheServersCachesToThe
     models.emplace(name, *facts);
   }
   // The architectures the fixture must cover (each with every setting of capture_arch.py).
-  for (const char* arch : {"glm4moe", "mistral3", "seed_oss", "qwen3vl", "qwen3vlmoe", "minimax-m2",
-                           "llama4", "deepseek2"}) {
+  for (const char* arch : kCapturedArchitectures) {
     EXPECT_TRUE(models.count(arch)) << arch << " is not in the fixture";
   }
   std::map<std::string, int> cases_per_model;
@@ -122,8 +132,24 @@ TEST(ArchitectureCoverage, EveryCapturedArchitectureMatchesTheServersCachesToThe
       expect_rounds_to(k + v, cache.at("buffer_mib").get<double>(), "KV buffer");
       EXPECT_EQ(k + v, i == 0 ? plan->kv_full_bytes : plan->kv_swa_bytes);
     }
-    EXPECT_FALSE(c.at("log").contains("recurrent_mib"));
-    EXPECT_EQ(plan->recurrent_bytes, 0u);
+    // Recurrent state (hybrid Mamba-2): one f32 row of n_embd_r and one of n_embd_s per
+    // recurrent layer and sequence. The log gives two decimals of MiB; the tiny models' SSM
+    // sizes are chosen so that a wrong conv width, state size, layer or row count moves it.
+    const json& log = c.at("log");
+    if (facts.recurrent_layer_count == 0) {
+      EXPECT_FALSE(log.contains("recurrent_mib"));
+      EXPECT_EQ(plan->recurrent_bytes, 0u);
+    } else {
+      ASSERT_TRUE(log.contains("recurrent")) << "no recurrent state captured";
+      const json& rs = log.at("recurrent");
+      // The line counts n_layer(), every main block, whether the filter kept it or not.
+      EXPECT_EQ(rs.at("layers").get<std::uint32_t>(), facts.main_layer_count);
+      EXPECT_EQ(rs.at("cells").get<std::uint64_t>(), plan->recurrent_rows);
+      const std::uint64_t rows = plan->recurrent_rows * facts.recurrent_layer_count;
+      expect_rounds_to(facts.conv_state_width * 4 * rows, rs.at("r_mib").get<double>(), "R");
+      expect_rounds_to(facts.ssm_state_width * 4 * rows, rs.at("s_mib").get<double>(), "S");
+      expect_rounds_to(plan->recurrent_bytes, log.at("recurrent_mib").get<double>(), "RS buffer");
+    }
     // Compute: within the plan's promise (10% or 16 MiB); output: n_vocab × slots logits.
     const double compute = c.at("log").at("compute_mib").at("CPU").get<double>();
     EXPECT_NEAR(static_cast<double>(plan->buffers.main.compute_host) / kBytesPerMiB, compute,
@@ -214,12 +240,363 @@ TEST(ArchitectureCoverage, PerLayerKvHeadsComeFromTheArray) {
   EXPECT_EQ(facts->v_width_max, 128u);
 }
 
+// Every architecture of llama.cpp 3f545be (src/llama-arch.cpp, LLM_ARCH_NAMES, clip aside):
+// launch plans it or refuses it with the reason, never as an architecture it does not know.
+TEST(ArchitectureCoverage, EveryLlamaCppArchitectureIsPlannedOrRefusedWithItsReason) {
+  constexpr std::array kLlamaCppArchitectures{
+      "llama",
+      "llama4",
+      "deci",
+      "falcon",
+      "grok",
+      "gpt2",
+      "gptj",
+      "gptneox",
+      "mpt",
+      "baichuan",
+      "starcoder",
+      "refact",
+      "bert",
+      "modern-bert",
+      "nomic-bert",
+      "nomic-bert-moe",
+      "neo-bert",
+      "jina-bert-v2",
+      "jina-bert-v3",
+      "eurobert",
+      "bloom",
+      "stablelm",
+      "qwen",
+      "qwen2",
+      "qwen2moe",
+      "qwen2vl",
+      "qwen3",
+      "qwen3moe",
+      "qwen3next",
+      "qwen3vl",
+      "qwen3vlmoe",
+      "qwen35",
+      "qwen35moe",
+      "phi2",
+      "phi3",
+      "phimoe",
+      "plamo",
+      "plamo2",
+      "plamo3",
+      "codeshell",
+      "orion",
+      "internlm2",
+      "minicpm",
+      "minicpm3",
+      "gemma",
+      "gemma2",
+      "gemma3",
+      "gemma3n",
+      "gemma4",
+      "gemma4-assistant",
+      "gemma-embedding",
+      "starcoder2",
+      "mamba",
+      "mamba2",
+      "jamba",
+      "falcon-h1",
+      "xverse",
+      "command-r",
+      "cohere2",
+      "cohere2moe",
+      "dbrx",
+      "olmo",
+      "olmo2",
+      "olmoe",
+      "muse-glimmer",
+      "openelm",
+      "arctic",
+      "deepseek",
+      "deepseek2",
+      "deepseek2-ocr",
+      "deepseek32",
+      "deepseek4",
+      "chatglm",
+      "glm4",
+      "glm4moe",
+      "glm-dsa",
+      "bitnet",
+      "t5",
+      "t5encoder",
+      "jais",
+      "jais2",
+      "nemotron",
+      "nemotron_h",
+      "nemotron_h_moe",
+      "exaone",
+      "exaone4",
+      "exaone-moe",
+      "rwkv6",
+      "rwkv6qwen2",
+      "rwkv7",
+      "arwkv7",
+      "granite",
+      "granitemoe",
+      "granitehybrid",
+      "graniteswitch",
+      "granite_swa",
+      "chameleon",
+      "wavtokenizer-dec",
+      "plm",
+      "bailingmoe",
+      "bailingmoe2",
+      "bailingmoe3",
+      "dots1",
+      "dots3note",
+      "arcee",
+      "afmoe",
+      "laguna",
+      "ernie4_5",
+      "ernie4_5-moe",
+      "hunyuan-moe",
+      "hunyuan-dense",
+      "hunyuan_vl",
+      "hy_v3",
+      "smollm3",
+      "gpt-oss",
+      "lfm2",
+      "lfm2moe",
+      "dream",
+      "smallthinker",
+      "llada",
+      "llada-moe",
+      "seed_oss",
+      "grovemoe",
+      "apertus",
+      "minimax-01",
+      "minimax-m2",
+      "minimax-m3",
+      "cogvlm",
+      "rnd1",
+      "pangu-embedded",
+      "mistral3",
+      "eagle3",
+      "dflash",
+      "mistral4",
+      "paddleocr",
+      "mimo2",
+      "step35",
+      "llama-embed",
+      "maincoder",
+      "kimi-linear",
+      "kimi-k3",
+      "talkie",
+      "mellum",
+      "nanbeige",
+      "qwen3tts",
+      "pockettts",
+  };
+  int supported = 0;
+  for (const char* arch : kLlamaCppArchitectures) {
+    SCOPED_TRACE(arch);
+    GgufWriter w;
+    w.add("general.architecture", gguf_string(arch));
+    const auto facts = testing::describe(w);
+    if (!facts) {
+      ++supported;  // planned, but this empty header lacks the keys its rules require
+      continue;
+    }
+    if (facts->supported) {
+      ++supported;
+      continue;
+    }
+    const std::string& why = facts->unsupported_reason;
+    EXPECT_NE(why.find("architecture '" + std::string(arch) + "' is not supported: "),
+              std::string::npos)
+        << why;
+    EXPECT_EQ(why.find("nor one llama.cpp"), std::string::npos) << why;
+  }
+  EXPECT_GE(supported, 80);
+}
+
+TEST(ArchitectureCoverage, AnArchitectureLlamaCppDoesNotKnowIsSaidToBeUnknown) {
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("qwen9"));
+  const auto facts = testing::describe(w);
+  ASSERT_TRUE(facts);
+  EXPECT_FALSE(facts->supported);
+  EXPECT_NE(facts->unsupported_reason.find("nor one llama.cpp 3f545be implements"),
+            std::string::npos)
+      << facts->unsupported_reason;
+}
+
+TEST(ArchitectureCoverage, RecurrentOnlyAndEncoderModelsAreRefusedWithTheReason) {
+  for (const auto& [arch, reason] : std::map<std::string, std::string>{{"rwkv7", "recurrent only"},
+                                                                       {"mamba2", "recurrent only"},
+                                                                       {"t5", "encoder-decoder"},
+                                                                       {"bert", "no KV cache"},
+                                                                       {"jamba", "hybrid"},
+                                                                       {"dream", "diffusion"}}) {
+    SCOPED_TRACE(arch);
+    GgufWriter w;
+    w.add("general.architecture", gguf_string(arch));
+    const auto facts = testing::describe(w);
+    ASSERT_TRUE(facts);
+    EXPECT_FALSE(facts->supported);
+    EXPECT_NE(facts->unsupported_reason.find(reason), std::string::npos)
+        << facts->unsupported_reason;
+  }
+  // A recurrent-only Mamba points at the supported family with Mamba-2 layers, not at the
+  // closest name.
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("mamba2"));
+  const auto facts = testing::describe(w);
+  ASSERT_TRUE(facts);
+  EXPECT_NE(facts->unsupported_reason.find("nearest supported: granitehybrid;"), std::string::npos)
+      << facts->unsupported_reason;
+}
+
+// Gemma 4: per-layer SWA flags, SWA head size 16 with 4 KV heads, full head size 32 with 1;
+// shared_kv_layers 3 leaves the last three layers without a cache of their own.
+TEST(ArchitectureCoverage, Gemma4SharedLayersHoldNoKvAndSwaFlagsComeFromTheArray) {
+  const json fixture = load_fixture();
+  const auto facts = testing::describe(header_of(fixture.at("models").at("gemma4")));
+  ASSERT_TRUE(facts) << facts.error().message;
+  const std::vector<bool> swa{true, false, true, true, false, true, true, false};
+  ASSERT_EQ(facts->layers.size(), swa.size());
+  for (const model::LayerFacts& layer : facts->layers) {
+    SCOPED_TRACE(layer.index);
+    EXPECT_EQ(layer.sliding_window, swa[layer.index]);
+    EXPECT_EQ(layer.main_kv, layer.index < 5);
+    EXPECT_EQ(layer.kv_shared, layer.index >= 5);
+    EXPECT_EQ(layer.k_width, swa[layer.index] ? 64u : 32u);
+  }
+  EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 2u);  // layers 1, 4
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 3u);  // layers 0, 2, 3
+}
+
+TEST(ArchitectureCoverage, Gemma3nKeepsKvInTheFirstTwentyLayersOnly) {
+  const json fixture = load_fixture();
+  const auto facts = testing::describe(header_of(fixture.at("models").at("gemma3n")));
+  ASSERT_TRUE(facts) << facts.error().message;
+  ASSERT_EQ(facts->layers.size(), 25u);
+  EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 4u);  // 4, 9, 14, 19
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 16u);
+  for (std::uint32_t il = 20; il < 25; ++il) {
+    EXPECT_TRUE(facts->layers[il].kv_shared) << il;
+    EXPECT_FALSE(facts->layers[il].main_kv) << il;
+  }
+  EXPECT_FALSE(facts->layers[24].sliding_window);  // period 5: every 5th layer is full
+}
+
+TEST(ArchitectureCoverage, Gemma4WithTooManySharedLayersOrTheWrongReuseOrderIsCorrupt) {
+  const auto header = [](std::uint32_t shared, const std::vector<bool>& swa) {
+    GgufWriter w;
+    w.add("general.architecture", gguf_string("gemma4"))
+        .add("gemma4.context_length", gguf_uint32(4096))
+        .add("gemma4.embedding_length", gguf_uint32(64))
+        .add("gemma4.block_count", gguf_uint32(4))
+        .add("gemma4.attention.head_count", gguf_uint32(4))
+        .add("gemma4.attention.sliding_window", gguf_uint32(512))
+        .add("gemma4.attention.sliding_window_pattern", testing::gguf_bool_array(swa))
+        .add("gemma4.attention.key_length_swa", gguf_uint32(16))
+        .add("gemma4.attention.value_length_swa", gguf_uint32(16))
+        .add("gemma4.attention.shared_kv_layers", gguf_uint32(shared));
+    return w;
+  };
+  auto facts = testing::describe(header(3, {true, false, true, false}));
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("gemma4.attention.shared_kv_layers"), std::string::npos)
+      << facts.error().message;
+  // One shared layer, a full one, but the last layer with KV (2) is SWA: llama.cpp asserts.
+  facts = testing::describe(header(1, {true, false, true, false}));
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("makes shared layer 3 (full) reuse layer 2"),
+            std::string::npos)
+      << facts.error().message;
+  facts = testing::describe(header(1, {true, true, false, false}));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_TRUE(facts->layers[3].kv_shared);
+}
+
+// The sliding-window rules of the sweep (their load_arch_hparams): gemma2 defaults the window
+// to 4096 with period 2; afmoe (and olmo2, plamo3) only with a window > 0; cohere2 requires it.
+TEST(ArchitectureCoverage, SweepSlidingWindowDefaultsFollowEachLoader) {
+  const auto header = [](const std::string& arch) {
+    GgufWriter w;
+    w.add("general.architecture", gguf_string(arch))
+        .add(arch + ".context_length", gguf_uint32(4096))
+        .add(arch + ".embedding_length", gguf_uint32(64))
+        .add(arch + ".block_count", gguf_uint32(8))
+        .add(arch + ".attention.head_count", gguf_uint32(4));
+    return w;
+  };
+  auto facts = testing::describe(header("gemma2"));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->sliding_window, 4096u);
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 4u);  // 0, 2, 4, 6
+  EXPECT_FALSE(facts->layers[1].sliding_window);
+
+  facts = testing::describe(header("afmoe"));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 0u);
+  facts =
+      testing::describe(header("afmoe").add("afmoe.attention.sliding_window", gguf_uint32(1024)));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 6u);  // 3 of every 4
+  facts =
+      testing::describe(header("plamo3").add("plamo3.attention.sliding_window", gguf_uint32(1024)));
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->kv_layer_count(KvScope::sliding_window), 7u);  // 7 of every 8
+
+  facts = testing::describe(header("cohere2"));
+  ASSERT_FALSE(facts);
+  EXPECT_NE(facts.error().message.find("cohere2.attention.sliding_window"), std::string::npos)
+      << facts.error().message;
+}
+
+// nemotron_h: Mamba-2 blocks (head_count_kv 0, feed_forward_length 0) keep recurrent state,
+// attention blocks (feed_forward_length 0) KV, MLP-only blocks neither.
+TEST(ArchitectureCoverage, NemotronHTellsMambaAttentionAndMlpBlocksApart) {
+  const json fixture = load_fixture();
+  const auto facts = testing::describe(header_of(fixture.at("models").at("nemotron_h")));
+  ASSERT_TRUE(facts) << facts.error().message;
+  const std::string kinds = "M-*M-M";
+  ASSERT_EQ(facts->layers.size(), kinds.size());
+  for (const model::LayerFacts& layer : facts->layers) {
+    SCOPED_TRACE(layer.index);
+    EXPECT_EQ(layer.recurrent, kinds[layer.index] == 'M');
+    EXPECT_EQ(layer.main_kv, kinds[layer.index] == '*');
+  }
+  EXPECT_EQ(facts->recurrent_layer_count, 3u);
+  EXPECT_TRUE(facts->recurrent_rollback);
+  // n_embd_r = (d_conv - 1) × (d_inner + 2 × n_group × d_state), n_embd_s = d_state × d_inner.
+  EXPECT_EQ(facts->conv_state_width, 3u * (256 + 2 * 2 * 128));
+  EXPECT_EQ(facts->ssm_state_width, 128u * 256);
+}
+
+TEST(ArchitectureCoverage, NemotronHWithMtpBlocksIsNotGuessed) {
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("nemotron_h"))
+      .add("nemotron_h.context_length", gguf_uint32(4096))
+      .add("nemotron_h.embedding_length", gguf_uint32(64))
+      .add("nemotron_h.block_count", gguf_uint32(3))
+      .add("nemotron_h.attention.head_count", gguf_uint32(4))
+      .add("nemotron_h.attention.head_count_kv", testing::gguf_uint32_array({0, 2, 2}))
+      .add("nemotron_h.ssm.conv_kernel", gguf_uint32(4))
+      .add("nemotron_h.ssm.inner_size", gguf_uint32(128))
+      .add("nemotron_h.ssm.state_size", gguf_uint32(16))
+      .add("nemotron_h.ssm.time_step_rank", gguf_uint32(8))
+      .add("nemotron_h.ssm.group_count", gguf_uint32(2))
+      .add("nemotron_h.nextn_predict_layers", gguf_uint32(1));
+  const auto facts = testing::describe(w);
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_FALSE(facts->supported);
+  EXPECT_NE(facts->unsupported_reason.find("with MTP blocks"), std::string::npos)
+      << facts->unsupported_reason;
+}
+
 // An architecture without rules is refused fast, by name, with the closest family named, and
 // never planned as llama.
 TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamily) {
   const std::map<std::string, std::string> nearest{
-      {"qwen2moe", "qwen2"}, {"deepseek3", "deepseek2"}, {"gemma3n", "gemma3"},
-      {"glm4", "glm4moe"},   {"llama-embed", "llama"},   {"mistral4", "mistral3"}};
+      {"qwen4moe", "qwen3moe"}, {"deepseek3", "deepseek2"}, {"gemma5", "gemma3"},
+      {"glm5moe", "glm4moe"},   {"llama-embed", "llama"},   {"mistral5", "mistral3"}};
   for (const auto& [arch, family] : nearest) {
     SCOPED_TRACE(arch);
     GgufWriter w;

@@ -345,8 +345,10 @@ TEST(ModelFacts, UnknownArchitectureIsUnsupportedButWeighed) {
   const auto facts = describe(w);
   ASSERT_TRUE(facts) << facts.error().message;
   EXPECT_FALSE(facts->supported);
-  EXPECT_NE(facts->unsupported_reason.find("architecture 'mamba2' is not one gb10tune knows"),
-            std::string::npos);
+  EXPECT_NE(
+      facts->unsupported_reason.find("architecture 'mamba2' is not supported: recurrent only"),
+      std::string::npos)
+      << facts->unsupported_reason;
   EXPECT_EQ(facts->context_length, 1048576u);
   EXPECT_EQ(facts->block_count, 64u);
   EXPECT_EQ(facts->weight_bytes, 2560u);

@@ -431,6 +431,26 @@ TEST(Verify, PlanVsMeasuredShowsTheErrorAndWarnsAboveThePlan) {
   EXPECT_NE(findings[1].evidence.find("measured unknown"), std::string::npos);
 }
 
+// A plan that was only an estimate (launch --force --overhead, unsupported architecture): the
+// measurement is shown, never judged ok, even when it is within the figure.
+TEST(Verify, PlanVsMeasuredNeverPassesAnEstimate) {
+  ProcessSnapshot snapshot;
+  snapshot.process.stat.pid = 7;
+  snapshot.memory = sys::ProcessMemory{1000ull << 20, 400ull << 20, 600ull << 20, 0, "status"};
+  gpu::NvmlReport nvml;
+  Expectations expected;
+  expected.weights_bytes = 580ull << 20;
+  expected.load_bytes = 980ull << 20;
+  expected.backend = "cpu";
+  expected.plan_estimate = true;
+  const auto findings = check_memory(snapshot, nvml, expected);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[1].id, "plan-vs-measured");
+  EXPECT_EQ(findings[1].severity, Severity::warn);
+  EXPECT_NE(findings[1].summary.find("estimate"), std::string::npos) << findings[1].summary;
+  EXPECT_NE(findings[1].evidence.find("measured"), std::string::npos) << findings[1].evidence;
+}
+
 TEST(Verify, EmptyValueOfTheVariableStillFails) {
   ProcessSnapshot snapshot;
   snapshot.env = platform::Environment();

@@ -60,6 +60,9 @@ struct LaunchRecord {
   // The projector's part of expected_load_bytes (weights + compute buffer; 0: none or older).
   std::uint64_t expected_projector_bytes = 0;
   std::string backend;  // "cpu" or "cuda": how a measurement of the process is read
+  // The plan was an estimate (launch --force --overhead on an architecture without layer
+  // rules): its figures are not to be judged against the process.
+  bool plan_estimate = false;
   nlohmann::json plan;  // the full plan document, as `launch --dry-run --json` prints it
 };
 

@@ -24,6 +24,7 @@ struct LayerFacts {
   bool sliding_window = false;   // an SWA layer: its KV cache holds only the window (is_swa)
   bool mtp = false;              // a nextn/MTP block appended past the main stack
   bool main_kv = false;          // keeps K and V in the main context's cache
+  bool kv_shared = false;        // reuses an earlier layer's KV (Gemma 3n/4): holds none
   std::uint32_t head_count = 0;  // n_head(il)
   std::uint32_t head_count_kv = 0;  // n_head_kv(il)
   std::uint32_t k_width = 0;        // n_embd_k_gqa(il): K values per token (heads × key length)
@@ -84,6 +85,9 @@ struct ModelFacts {
   std::uint64_t expert_ffn_width = 0;  // ffn_up_exps rows per expert (n_ff_exp), 0 if dense
   std::uint64_t shared_ffn_width = 0;  // ffn_up_shexp rows (n_ff_shexp), 0 if none
   std::uint64_t mtp_ffn_width = 0;     // the MTP block's ffn_up rows
+  // Per-layer input embeddings (Gemma 3n, Gemma 4: per_layer_token_embd.weight's rows,
+  // n_embd_per_layer × n_layer), 0 for models without them.
+  std::uint64_t per_layer_input_width = 0;
 
   std::uint32_t split_count = 1;  // split.count: more than 1 means other files hold tensors
   std::uint64_t tensor_count = 0;

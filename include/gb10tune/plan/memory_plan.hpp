@@ -65,6 +65,10 @@ struct PlanConfig {
   // added to the total; 0 and "" when there is none.
   std::int64_t calibration_bytes = 0;
   std::string calibration_source;
+  // launch --force on an architecture gb10tune has no layer rules for: plan an estimate (the
+  // weights from the tensor sizes plus overhead_bytes, caches and buffers unknown) instead of
+  // refusing.
+  bool estimate_unsupported = false;
 };
 
 // "cpu" or "cuda".
@@ -125,6 +129,11 @@ struct MemoryPlan {
   std::uint64_t max_ctx_per_slot_that_fits = 0;
 
   std::vector<std::string> notes;  // what the user should know (MTP off, context clamped, …)
+
+  // An estimate for an unsupported architecture (PlanConfig::estimate_unsupported): only the
+  // weights and the overhead are counted; the KV cache, recurrent state and the compute and
+  // output buffers are unknown (0 here), so nothing about them is checked.
+  bool estimate = false;
 
   // Discrete GPUs: the plan per device and host (budget.gpus not empty, CUDA backend). Then
   // `fits` is the device plan's verdict and available/margin are the host's.

@@ -70,7 +70,8 @@ struct Expectations {
   std::string no_device_plan;
   std::optional<std::uint64_t> host_load_bytes;
   std::uint64_t host_total_bytes = 0;
-  std::string source;  // "launch record" or "flags"
+  bool plan_estimate = false;  // the plan was an estimate (unsupported architecture, --force)
+  std::string source;          // "launch record" or "flags"
 };
 
 // The per-slot context llama-server (3f545be) reports in /props and /slots for a context of

@@ -51,7 +51,8 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
             {"load_bytes", r.expected_load_bytes},
             {"cache_ram_bytes", r.expected_cache_ram_bytes},
             {"projector_bytes", r.expected_projector_bytes},
-            {"backend", r.backend}}},
+            {"backend", r.backend},
+            {"plan_estimate", r.plan_estimate}}},
           {"plan", r.plan}};
 }
 
@@ -114,6 +115,9 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   r.expected_projector_bytes = bytes("projector_bytes");
   if (const auto it = expected.find("backend"); it != expected.end() && it->is_string()) {
     r.backend = it->get<std::string>();
+  }
+  if (const auto it = expected.find("plan_estimate"); it != expected.end() && it->is_boolean()) {
+    r.plan_estimate = it->get<bool>();
   }
   if (r.pid <= 0) {
     return fail(fmt::format("pid {} is not a process id", r.pid));

@@ -17,12 +17,31 @@ constexpr std::uint32_t kMaxLayers = 512;  // LLAMA_MAX_LAYERS (src/llama-hparam
 // How an architecture's caches are laid out; everything else about its layers (per-layer
 // head counts, key/value lengths, nextn blocks) comes from the GGUF's own keys.
 enum class Family {
-  dense,        // every block keeps K and V; widths from head_count_kv × key/value_length
-  gemma3,       // sliding-window layers when attention.sliding_window > 0 (period 6)
-  gpt_oss,      // sliding-window layers, period 2
-  llama4,       // chunked attention: 8192-token chunks on 3 of every 4 layers
-  mla,          // multi-head latent attention: K holds kv_lora_rank + n_rot, no V
-  qwen_hybrid,  // gated delta net layers with recurrent state, full attention every Nth
+  dense,           // every block keeps K and V; widths from head_count_kv × key/value_length
+  swa,             // sliding-window layers by a period (SwaSpec), the rest as dense
+  llama4,          // chunked attention: 8192-token chunks on 3 of every 4 layers
+  mla,             // multi-head latent attention: K holds kv_lora_rank + n_rot, no V
+  qwen_hybrid,     // gated delta net layers with recurrent state, full attention every Nth
+  gemma3n,         // SWA period 5; only the first 20 layers keep KV, later ones reuse it
+  gemma4,          // per-layer SWA flags; the last shared_kv_layers layers reuse earlier KV
+  nemotron_h,      // Mamba-2 layers, attention layers and MLP-only layers (no cache)
+  granite_hybrid,  // Mamba-2 layers where head_count_kv is 0, attention elsewhere
+};
+
+// When an architecture's sliding window applies (its load_arch_hparams).
+enum class SwaKey {
+  none,              // no sliding window
+  required,          // attention.sliding_window must be present; always SWA
+  present_positive,  // SWA only when attention.sliding_window is present and > 0
+  default_window,    // always SWA; the window is the key's value or SwaSpec::window
+};
+
+// A sliding-window pattern: set_swa_pattern(period) with the period from a scalar
+// attention.sliding_window_pattern (llama.cpp ignores an array there), else `period`.
+struct SwaSpec {
+  SwaKey key = SwaKey::none;
+  std::uint32_t period = 0;
+  std::uint32_t window = 0;  // default_window only
 };
 
 // One supported architecture: the exceptions table. `source` is the llama.cpp file whose
@@ -32,28 +51,219 @@ struct ArchRule {
   Family family;
   bool rollback;  // llm_arch_supports_rs_rollback (src/llama-arch.cpp)
   std::string_view source;
+  SwaSpec swa;
 };
 
+constexpr SwaSpec kNoSwa{};
+
+// A plain-attention architecture (Family::dense) that follows `source`.
+constexpr ArchRule plain(std::string_view name, std::string_view source) {
+  return ArchRule{name, Family::dense, false, source, kNoSwa};
+}
+
 constexpr std::array kArchitectures{
-    ArchRule{"llama", Family::dense, false, "src/models/llama.cpp"},
-    ArchRule{"qwen2", Family::dense, false, "src/models/qwen2.cpp"},
-    ArchRule{"qwen3", Family::dense, false, "src/models/qwen3.cpp"},
-    ArchRule{"qwen3moe", Family::dense, false, "src/models/qwen3moe.cpp"},
-    ArchRule{"qwen35", Family::qwen_hybrid, true, "src/models/qwen35.cpp"},
-    ArchRule{"qwen35moe", Family::qwen_hybrid, true, "src/models/qwen35moe.cpp"},
-    ArchRule{"qwen3next", Family::qwen_hybrid, false, "src/models/qwen3next.cpp"},
-    ArchRule{"gemma3", Family::gemma3, false, "src/models/gemma3.cpp"},
-    ArchRule{"gpt-oss", Family::gpt_oss, false, "src/models/openai-moe.cpp"},
+    ArchRule{"llama", Family::dense, false, "src/models/llama.cpp", kNoSwa},
+    ArchRule{"qwen2", Family::dense, false, "src/models/qwen2.cpp", kNoSwa},
+    ArchRule{"qwen3", Family::dense, false, "src/models/qwen3.cpp", kNoSwa},
+    ArchRule{"qwen3moe", Family::dense, false, "src/models/qwen3moe.cpp", kNoSwa},
+    ArchRule{"qwen35", Family::qwen_hybrid, true, "src/models/qwen35.cpp", kNoSwa},
+    ArchRule{"qwen35moe", Family::qwen_hybrid, true, "src/models/qwen35moe.cpp", kNoSwa},
+    ArchRule{"qwen3next", Family::qwen_hybrid, false, "src/models/qwen3next.cpp", kNoSwa},
+    ArchRule{"gemma3", Family::swa, false, "src/models/gemma3.cpp",
+             SwaSpec{SwaKey::present_positive, 6, 0}},
+    ArchRule{"gpt-oss", Family::swa, false, "src/models/openai-moe.cpp",
+             SwaSpec{SwaKey::required, 2, 0}},
     // Plain attention: no filter, reuse or SWA in create_memory, so every block (nextn
     // blocks of glm4moe included) keeps a cache of n_embd_k_gqa(il) + n_embd_v_gqa(il).
-    ArchRule{"glm4moe", Family::dense, false, "src/models/glm4-moe.cpp"},
-    ArchRule{"mistral3", Family::dense, false, "src/models/mistral3.cpp"},
-    ArchRule{"seed_oss", Family::dense, false, "src/models/seed-oss.cpp"},
-    ArchRule{"qwen3vl", Family::dense, false, "src/models/qwen3vl.cpp"},
-    ArchRule{"qwen3vlmoe", Family::dense, false, "src/models/qwen3vlmoe.cpp"},
-    ArchRule{"minimax-m2", Family::dense, false, "src/models/minimax-m2.cpp"},
-    ArchRule{"llama4", Family::llama4, false, "src/models/llama4.cpp"},
-    ArchRule{"deepseek2", Family::mla, false, "src/models/deepseek2.cpp"},
+    ArchRule{"glm4moe", Family::dense, false, "src/models/glm4-moe.cpp", kNoSwa},
+    ArchRule{"mistral3", Family::dense, false, "src/models/mistral3.cpp", kNoSwa},
+    ArchRule{"seed_oss", Family::dense, false, "src/models/seed-oss.cpp", kNoSwa},
+    ArchRule{"qwen3vl", Family::dense, false, "src/models/qwen3vl.cpp", kNoSwa},
+    ArchRule{"qwen3vlmoe", Family::dense, false, "src/models/qwen3vlmoe.cpp", kNoSwa},
+    ArchRule{"minimax-m2", Family::dense, false, "src/models/minimax-m2.cpp", kNoSwa},
+    ArchRule{"llama4", Family::llama4, false, "src/models/llama4.cpp", kNoSwa},
+    ArchRule{"deepseek2", Family::mla, false, "src/models/deepseek2.cpp", kNoSwa},
+    // Mistral 4 is deepseek2's loader (llama_model_mistral4 derives from it, src/models/models.h).
+    ArchRule{"mistral4", Family::mla, false, "src/models/deepseek2.cpp", kNoSwa},
+    // Shared-KV layers: llama_hparams::has_kv (n_layer_kv_from_start) and create_memory's
+    // reuse callback for LLM_ARCH_GEMMA3N / LLM_ARCH_GEMMA4.
+    ArchRule{"gemma3n", Family::gemma3n, false, "src/models/gemma3n.cpp",
+             SwaSpec{SwaKey::required, 5, 0}},
+    ArchRule{"gemma4", Family::gemma4, false, "src/models/gemma4.cpp", kNoSwa},
+    // Hybrid Mamba-2: llama_memory_hybrid with the layer filters of create_memory.
+    ArchRule{"nemotron_h", Family::nemotron_h, true, "src/models/nemotron-h.cpp", kNoSwa},
+    // nemotron_h_moe reuses nemotron_h's load_arch_hparams (src/models/models.h).
+    ArchRule{"nemotron_h_moe", Family::nemotron_h, true, "src/models/nemotron-h.cpp", kNoSwa},
+    ArchRule{"granitehybrid", Family::granite_hybrid, false, "src/models/granite-hybrid.cpp",
+             kNoSwa},
+    // Sliding-window architectures of the sweep: set_swa_pattern with their own defaults.
+    ArchRule{"gemma2", Family::swa, false, "src/models/gemma2.cpp",
+             SwaSpec{SwaKey::default_window, 2, 4096}},
+    ArchRule{"cohere2", Family::swa, false, "src/models/cohere2.cpp",
+             SwaSpec{SwaKey::required, 4, 0}},
+    ArchRule{"olmo2", Family::swa, false, "src/models/olmo2.cpp",
+             SwaSpec{SwaKey::present_positive, 4, 0}},
+    ArchRule{"afmoe", Family::swa, false, "src/models/afmoe.cpp",
+             SwaSpec{SwaKey::present_positive, 4, 0}},
+    ArchRule{"plamo3", Family::swa, false, "src/models/plamo3.cpp",
+             SwaSpec{SwaKey::present_positive, 8, 0}},
+    // The sweep's plain-attention architectures: their load_arch_hparams touches none of
+    // the head counts, head sizes, SWA, recurrent or KV-sharing fields, and create_memory
+    // gives them the default llama_kv_cache over every block.
+    plain("apertus", "src/models/apertus.cpp"),
+    plain("arcee", "src/models/arcee.cpp"),
+    plain("arctic", "src/models/arctic.cpp"),
+    plain("baichuan", "src/models/baichuan.cpp"),
+    plain("bailingmoe", "src/models/bailingmoe.cpp"),
+    plain("bailingmoe2", "src/models/bailingmoe2.cpp"),
+    plain("bitnet", "src/models/bitnet.cpp"),
+    plain("bloom", "src/models/bloom.cpp"),
+    plain("chameleon", "src/models/chameleon.cpp"),
+    plain("chatglm", "src/models/chatglm.cpp"),
+    plain("codeshell", "src/models/codeshell.cpp"),
+    plain("cogvlm", "src/models/cogvlm.cpp"),
+    plain("command-r", "src/models/command-r.cpp"),
+    plain("dbrx", "src/models/dbrx.cpp"),
+    plain("deci", "src/models/deci.cpp"),
+    plain("deepseek", "src/models/deepseek.cpp"),
+    plain("deepseek2-ocr", "src/models/deepseek2ocr.cpp"),
+    plain("ernie4_5", "src/models/ernie4-5.cpp"),
+    plain("ernie4_5-moe", "src/models/ernie4-5.cpp"),
+    plain("dots1", "src/models/dots1.cpp"),
+    plain("exaone", "src/models/exaone.cpp"),
+    plain("falcon", "src/models/falcon.cpp"),
+    plain("gemma", "src/models/gemma.cpp"),
+    plain("glm4", "src/models/glm4.cpp"),
+    plain("gpt2", "src/models/gpt2.cpp"),
+    plain("gptneox", "src/models/gptneox.cpp"),
+    plain("granite", "src/models/granite.cpp"),
+    plain("granitemoe", "src/models/granite-moe.cpp"),
+    plain("grok", "src/models/grok.cpp"),
+    plain("grovemoe", "src/models/grovemoe.cpp"),
+    plain("hunyuan-moe", "src/models/hunyuan-moe.cpp"),
+    plain("hunyuan-dense", "src/models/hunyuan-vl.cpp"),
+    plain("hunyuan_vl", "src/models/hunyuan-vl.cpp"),
+    plain("internlm2", "src/models/internlm2.cpp"),
+    plain("jais", "src/models/jais.cpp"),
+    plain("jais2", "src/models/jais2.cpp"),
+    plain("maincoder", "src/models/maincoder.cpp"),
+    plain("minicpm", "src/models/minicpm.cpp"),
+    plain("minicpm3", "src/models/minicpm3.cpp"),
+    plain("mpt", "src/models/mpt.cpp"),
+    plain("nemotron", "src/models/nemotron.cpp"),
+    plain("olmo", "src/models/olmo.cpp"),
+    plain("olmoe", "src/models/olmoe.cpp"),
+    plain("openelm", "src/models/openelm.cpp"),
+    plain("orion", "src/models/orion.cpp"),
+    plain("paddleocr", "src/models/ernie4-5.cpp"),
+    plain("pangu-embedded", "src/models/pangu-embed.cpp"),
+    plain("phi2", "src/models/phi2.cpp"),
+    // phi3 reads sliding_window but sets no SWA layers (set_swa_pattern(1), n_swa 0).
+    plain("phi3", "src/models/phi3.cpp"),
+    plain("phimoe", "src/models/phimoe.cpp"),
+    plain("plamo", "src/models/plamo.cpp"),
+    plain("plm", "src/models/plm.cpp"),
+    plain("qwen", "src/models/qwen.cpp"),
+    plain("qwen2moe", "src/models/qwen2moe.cpp"),
+    plain("qwen2vl", "src/models/qwen2vl.cpp"),
+    plain("refact", "src/models/refact.cpp"),
+    plain("smollm3", "src/models/smollm3.cpp"),
+    plain("stablelm", "src/models/stablelm.cpp"),
+    plain("starcoder", "src/models/starcoder.cpp"),
+    plain("starcoder2", "src/models/starcoder2.cpp"),
+    plain("talkie", "src/models/talkie.cpp"),
+    plain("xverse", "src/models/xverse.cpp"),
+};
+
+// An architecture llama.cpp knows that launch does not plan, and why.
+struct ArchRefusal {
+  std::string_view name;
+  std::string_view reason;
+  std::string_view nearest = {};  // the closest supported family, when not the closest name
+};
+
+constexpr std::string_view kNoCacheEncoder =
+    "an encoder (embedding or reranking) model: llama.cpp makes no KV cache for it "
+    "(create_memory returns none) and launch serves text generation";
+constexpr std::string_view kDiffusion =
+    "a diffusion model: non-causal, no KV cache, and llama-server does not generate with it";
+constexpr std::string_view kRecurrentOnly =
+    "recurrent only (no attention layers): its state comes from per-architecture "
+    "rules (wkv or SSM sizes) that gb10tune has not checked against llama.cpp";
+constexpr std::string_view kHybridOther =
+    "a hybrid of attention and recurrent (or linear-attention) layers whose layer "
+    "selection and state sizes gb10tune has not checked against llama.cpp";
+constexpr std::string_view kSparse =
+    "sparse attention with an indexer cache (llama_kv_cache_dsa/msa/dsv4) that gb10tune "
+    "does not size";
+constexpr std::string_view kDraftHead =
+    "a draft head for speculative decoding, loaded beside its target model, not served alone";
+constexpr std::string_view kAudio = "a speech or audio model, not a text model llama-server serves";
+constexpr std::string_view kLayout =
+    "its load_arch_hparams rewrites the per-layer layout (sliding-window flags, nextn "
+    "filters or layer order) in a way gb10tune has not checked against llama.cpp";
+
+constexpr std::array kRefusals{
+    ArchRefusal{"bert", kNoCacheEncoder},
+    ArchRefusal{"jina-bert-v2", kNoCacheEncoder},
+    ArchRefusal{"jina-bert-v3", kNoCacheEncoder},
+    ArchRefusal{"nomic-bert", kNoCacheEncoder},
+    ArchRefusal{"nomic-bert-moe", kNoCacheEncoder},
+    ArchRefusal{"neo-bert", kNoCacheEncoder},
+    ArchRefusal{"eurobert", kNoCacheEncoder},
+    ArchRefusal{"modern-bert", kNoCacheEncoder},
+    ArchRefusal{"gemma-embedding", kNoCacheEncoder},
+    ArchRefusal{"llama-embed", "an embedding model: launch serves text generation"},
+    ArchRefusal{"t5encoder", "the encoder half of T5 (embeddings only): no KV cache to plan"},
+    ArchRefusal{"t5",
+                "an encoder-decoder model (T5): its decoder's cross-attention cache is sized "
+                "by the encoder's output, which gb10tune does not model"},
+    ArchRefusal{"dream", kDiffusion},
+    ArchRefusal{"llada", kDiffusion},
+    ArchRefusal{"llada-moe", kDiffusion},
+    ArchRefusal{"rnd1", kDiffusion},
+    ArchRefusal{"mamba", kRecurrentOnly, "granitehybrid"},
+    ArchRefusal{"mamba2", kRecurrentOnly, "granitehybrid"},
+    ArchRefusal{"rwkv6", kRecurrentOnly},
+    ArchRefusal{"rwkv6qwen2", kRecurrentOnly},
+    ArchRefusal{"rwkv7", kRecurrentOnly},
+    ArchRefusal{"arwkv7", kRecurrentOnly},
+    ArchRefusal{"jamba", kHybridOther, "granitehybrid"},
+    ArchRefusal{"falcon-h1", kHybridOther, "nemotron_h"},
+    ArchRefusal{"plamo2", kHybridOther, "granitehybrid"},
+    ArchRefusal{"lfm2", kHybridOther},
+    ArchRefusal{"lfm2moe", kHybridOther},
+    ArchRefusal{"kimi-linear", kHybridOther, "qwen3next"},
+    ArchRefusal{"kimi-k3", kHybridOther},
+    ArchRefusal{"bailingmoe3", kHybridOther},
+    ArchRefusal{"minimax-01", kHybridOther, "qwen3next"},
+    ArchRefusal{"deepseek4", kSparse},
+    ArchRefusal{"deepseek32", kSparse},
+    ArchRefusal{"glm-dsa", kSparse},
+    ArchRefusal{"dots3note", kSparse},
+    ArchRefusal{"minimax-m3", kSparse},
+    ArchRefusal{"eagle3", kDraftHead},
+    ArchRefusal{"dflash", kDraftHead},
+    ArchRefusal{"gemma4-assistant", kDraftHead},
+    ArchRefusal{"wavtokenizer-dec", kAudio},
+    ArchRefusal{"qwen3tts", kAudio},
+    ArchRefusal{"pockettts", kAudio},
+    ArchRefusal{"granite_swa", kLayout},
+    ArchRefusal{"graniteswitch", kLayout},
+    ArchRefusal{"step35", kLayout},
+    ArchRefusal{"mimo2", kLayout},
+    ArchRefusal{"hy_v3", kLayout},
+    ArchRefusal{"exaone4", kLayout},
+    ArchRefusal{"exaone-moe", kLayout},
+    ArchRefusal{"smallthinker", kLayout},
+    ArchRefusal{"mellum", kLayout},
+    ArchRefusal{"laguna", kLayout},
+    ArchRefusal{"muse-glimmer", kLayout},
+    ArchRefusal{"cohere2moe", kLayout},
+    ArchRefusal{"nanbeige", kLayout},
+    ArchRefusal{"gptj",
+                "llama.cpp 3f545be names it but has no model implementation for it, so it "
+                "cannot load the file"},
 };
 
 const ArchRule* find_rule(std::string_view architecture) {
@@ -176,8 +386,6 @@ struct SsmSizes {
   std::uint64_t n_group = 0;  // ssm.group_count
 };
 
-// The hybrid Qwen rules (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp
-// load_arch_hparams): SSM sizes, nextn blocks, recurrent layers.
 // The period of the sliding-window pattern: a scalar <arch>.attention.sliding_window_pattern,
 // else `fallback` (llama.cpp ignores an array there).
 Expected<std::uint32_t> swa_period(const Hparams& hp, std::uint32_t fallback) {
@@ -188,8 +396,46 @@ Expected<std::uint32_t> swa_period(const Hparams& hp, std::uint32_t fallback) {
   return hp.u32("attention.sliding_window_pattern");
 }
 
-Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>& recurrent,
-                         SsmSizes& ssm) {
+// The sliding window of a Family::swa architecture (its load_arch_hparams): whether the
+// window applies, its size and the period of set_swa_pattern.
+Status apply_swa_spec(const Hparams& hp, const SwaSpec& spec, ModelFacts& facts) {
+  const bool present = hp.has("attention.sliding_window");
+  std::uint32_t window = 0;
+  switch (spec.key) {
+    case SwaKey::none:
+      return {};
+    case SwaKey::required: {
+      const auto n_swa = hp.u32("attention.sliding_window");
+      if (!n_swa) {
+        return n_swa.error();
+      }
+      window = *n_swa;
+      break;
+    }
+    case SwaKey::present_positive:
+    case SwaKey::default_window: {
+      const auto n_swa = hp.u32_or("attention.sliding_window", 0);
+      if (!n_swa) {
+        return n_swa.error();
+      }
+      if (spec.key == SwaKey::present_positive && (!present || *n_swa == 0)) {
+        return {};
+      }
+      window = present ? *n_swa : spec.window;
+      break;
+    }
+  }
+  facts.sliding_window = window;
+  const auto period = swa_period(hp, spec.period);
+  if (!period) {
+    return period.error();
+  }
+  set_swa_pattern(facts.layers, facts.main_layer_count, *period);
+  return {};
+}
+
+// The SSM sizes every Mamba-2 / gated-delta-net loader reads (all required).
+Status read_ssm_sizes(const Hparams& hp, SsmSizes& ssm) {
   const std::array<std::pair<std::string_view, std::uint64_t*>, 5> keys{{
       {"ssm.conv_kernel", &ssm.d_conv},
       {"ssm.inner_size", &ssm.d_inner},
@@ -203,6 +449,16 @@ Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>
       return value.error();
     }
     *target = *value;
+  }
+  return {};
+}
+
+// The hybrid Qwen rules (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp
+// load_arch_hparams): SSM sizes, nextn blocks, recurrent layers.
+Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>& recurrent,
+                         SsmSizes& ssm) {
+  if (Status s = read_ssm_sizes(hp, ssm); !s) {
+    return s;
   }
   const auto nextn = hp.u32_or("nextn_predict_layers", 0);
   if (!nextn) {
@@ -256,6 +512,11 @@ std::string_view supported_architectures() {
 }
 
 std::string_view nearest_supported_architecture(std::string_view architecture) {
+  for (const ArchRefusal& refusal : kRefusals) {
+    if (refusal.name == architecture && !refusal.nearest.empty()) {
+      return refusal.nearest;
+    }
+  }
   // The longest common prefix wins (a family's variants share a stem: "qwen2moe" is closest
   // to "qwen2"); ties and prefix-less names go to the smallest edit distance.
   const auto prefix = [&](std::string_view name) {
@@ -295,6 +556,15 @@ std::string_view nearest_supported_architecture(std::string_view architecture) {
 
 bool is_supported_architecture(std::string_view architecture) {
   return find_rule(architecture) != nullptr;
+}
+
+std::string_view refusal_reason(std::string_view architecture) {
+  for (const ArchRefusal& refusal : kRefusals) {
+    if (refusal.name == architecture) {
+      return refusal.reason;
+    }
+  }
+  return {};
 }
 
 Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
@@ -395,39 +665,86 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
   std::vector<bool> recurrent(facts.block_count, false);
   SsmSizes ssm;
 
+  // Per-layer figures some families need: feed_forward_length (nemotron_h tells MLP-only
+  // layers by it), read like head_count (get_key_or_arr over every block).
+  std::vector<std::uint32_t> n_ff(facts.block_count, 0);
+  if (rule->family == Family::nemotron_h && hp.has("feed_forward_length")) {
+    auto values = hp.per_layer("feed_forward_length", facts.block_count);
+    if (!values) {
+      return values.error();
+    }
+    n_ff = std::move(*values);
+  }
+  // llama_hparams::n_layer_kv_from_start: when set, only the first that many layers keep
+  // KV; the others reuse an earlier layer's cache (create_memory's reuse callback).
+  std::uint32_t kv_from_start = facts.block_count;
+
   switch (rule->family) {
     case Family::dense:
       break;
-    case Family::gemma3: {
-      // src/models/gemma3.cpp: SWA only when sliding_window is present and > 0; the period
-      // comes from a scalar sliding_window_pattern (an array is ignored), default 6.
-      const auto n_swa = hp.u32_or("attention.sliding_window", 0);
-      if (!n_swa) {
-        return n_swa.error();
+    case Family::swa:
+    case Family::gemma3n: {
+      if (Status s = apply_swa_spec(hp, rule->swa, facts); !s) {
+        return s;
       }
-      if (*n_swa > 0) {
-        facts.sliding_window = *n_swa;
-        const auto period = swa_period(hp, 6);
-        if (!period) {
-          return period.error();
-        }
-        set_swa_pattern(facts.layers, facts.main_layer_count, *period);
+      if (rule->family == Family::gemma3n) {
+        // src/models/gemma3n.cpp: n_layer_kv_from_start = 20 whatever the layer count.
+        kv_from_start = std::min<std::uint32_t>(20, facts.block_count);
       }
       break;
     }
-    case Family::gpt_oss: {
-      // src/models/openai-moe.cpp: sliding_window is required; period 2 unless a scalar
-      // sliding_window_pattern says otherwise.
+    case Family::gemma4: {
+      // src/models/gemma4.cpp: SWA flags from sliding_window_pattern (a bool per layer, or
+      // one scalar for all), required, as are sliding_window and the SWA head sizes;
+      // shared_kv_layers (default 0) trailing layers reuse earlier KV.
       const auto n_swa = hp.u32("attention.sliding_window");
       if (!n_swa) {
         return n_swa.error();
       }
-      facts.sliding_window = *n_swa;
-      const auto period = swa_period(hp, 2);
-      if (!period) {
-        return period.error();
+      for (const std::string_view key : {std::string_view("attention.key_length_swa"),
+                                         std::string_view("attention.value_length_swa")}) {
+        if (!hp.has(key)) {
+          return hp.error(key, "is missing; llama.cpp requires it for gemma4");
+        }
       }
-      set_swa_pattern(facts.layers, facts.main_layer_count, *period);
+      const auto flags = hp.per_layer("attention.sliding_window_pattern", facts.block_count);
+      if (!flags) {
+        return flags.error();
+      }
+      facts.sliding_window = *n_swa;
+      for (LayerFacts& layer : facts.layers) {
+        layer.sliding_window = (*flags)[layer.index] != 0;
+      }
+      const auto shared = hp.u32_or("attention.shared_kv_layers", 0);
+      if (!shared) {
+        return shared.error();
+      }
+      if (*shared > 0) {
+        // create_memory's reuse callback asserts n_layer_kv_from_start >= 2.
+        if (*shared + 2 > facts.block_count) {
+          return hp.error("attention.shared_kv_layers",
+                          fmt::format("is {} of {} layers; llama.cpp needs at least 2 layers "
+                                      "with their own KV, so the file is corrupt",
+                                      *shared, facts.block_count));
+        }
+        kv_from_start = facts.block_count - *shared;
+        // create_memory's reuse callback: a shared SWA layer reuses layer kv_from_start - 2, a
+        // shared full one layer kv_from_start - 1; llama.cpp asserts that layer is in the
+        // same (SWA or full) cache.
+        for (std::uint32_t il = kv_from_start; il < facts.block_count; ++il) {
+          const bool swa = facts.layers[il].sliding_window;
+          const std::uint32_t source = kv_from_start - (swa ? 2 : 1);
+          if (facts.layers[source].sliding_window != swa) {
+            return hp.error(
+                "attention.sliding_window_pattern",
+                fmt::format("makes shared layer {} ({}) reuse layer {} ({}); llama.cpp asserts "
+                            "that the last two layers with KV are a sliding-window one and then "
+                            "a full one, so the file is corrupt",
+                            il, swa ? "sliding window" : "full", source,
+                            swa ? "full" : "sliding window"));
+          }
+        }
+      }
       break;
     }
     case Family::llama4: {
@@ -479,6 +796,36 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
       facts.recurrent_rollback = rule->rollback;
       break;
     }
+    case Family::nemotron_h:
+    case Family::granite_hybrid: {
+      if (Status s = read_ssm_sizes(hp, ssm); !s) {
+        return s;
+      }
+      if (rule->family == Family::nemotron_h) {
+        // src/models/nemotron-h.cpp: nextn blocks are appended past the main stack; their
+        // cache placement (filter_attn below covers every block) is not checked here.
+        const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+        if (!nextn) {
+          return nextn.error();
+        }
+        if (*nextn > 0) {
+          facts.unsupported_reason = fmt::format(
+              "{} with MTP blocks ({}.nextn_predict_layers = {}): where llama.cpp caches "
+              "them is not covered by gb10tune's layer rules yet",
+              facts.architecture, facts.architecture, *nextn);
+          facts.layers.clear();
+          return {};
+        }
+      }
+      // A layer is recurrent iff head_count_kv is 0 (nemotron_h: and feed_forward_length 0,
+      // else it is an MLP-only block).
+      for (std::uint32_t il = 0; il < facts.block_count; ++il) {
+        recurrent[il] =
+            n_head_kv[il] == 0 && (rule->family == Family::granite_hybrid || n_ff[il] == 0);
+      }
+      facts.recurrent_rollback = rule->rollback;
+      break;
+    }
   }
 
   // Layers and KV widths: llama_hparams::n_embd_k_gqa / n_embd_v_gqa
@@ -486,7 +833,8 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
   // SWA one on SWA layers. Which layers keep KV: llama_model::create_memory — hybrid Qwen
   // models keep it for il < n_layer() && !is_recr(il) (the MTP blocks get theirs in the
   // draft context); every other architecture here keeps it for every block.
-  const bool hybrid = rule->family == Family::qwen_hybrid;
+  const bool hybrid = rule->family == Family::qwen_hybrid || rule->family == Family::nemotron_h ||
+                      rule->family == Family::granite_hybrid;
   for (LayerFacts& layer : facts.layers) {
     const std::uint32_t il = layer.index;
     layer.mtp = il >= facts.main_layer_count;
@@ -506,7 +854,21 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
     }
     layer.k_width = static_cast<std::uint32_t>(k_width);
     layer.v_width = static_cast<std::uint32_t>(v_width);
-    layer.main_kv = hybrid ? (!layer.mtp && !layer.recurrent) : true;
+    switch (rule->family) {
+      case Family::qwen_hybrid:  // filter_attn: il < n_layer() && !is_recr(il)
+        layer.main_kv = !layer.mtp && !layer.recurrent;
+        break;
+      case Family::nemotron_h:  // filter_attn: !is_recr(il) && n_ff(il) == 0
+        layer.main_kv = !layer.recurrent && n_ff[il] == 0;
+        break;
+      case Family::granite_hybrid:  // the default filter_attn: !is_recr(il)
+        layer.main_kv = !layer.recurrent;
+        break;
+      default:  // llama_hparams::has_kv
+        layer.main_kv = il < kv_from_start;
+        layer.kv_shared = !layer.main_kv;
+        break;
+    }
     facts.v_width_max = std::max(facts.v_width_max, layer.v_width);
   }
 
@@ -622,6 +984,9 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
       ++facts.tensor_count;
       facts.parameter_count += tensor.elements;
       facts.weight_bytes += tensor.bytes;
+      if (tensor.name == "per_layer_token_embd.weight") {
+        facts.per_layer_input_width = tensor.shape[0];
+      }
       if (tensor.name == "token_embd.weight") {
         facts.token_embedding_bytes = tensor.bytes;
         facts.vocab_size = tensor.shape[1];

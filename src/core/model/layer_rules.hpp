@@ -21,9 +21,14 @@ std::string_view nearest_supported_architecture(std::string_view architecture);
 // True when apply_layer_rules knows `architecture`.
 bool is_supported_architecture(std::string_view architecture);
 
+// Why launch does not plan `architecture`, an architecture llama.cpp (3f545be) implements
+// but gb10tune has no layer rules for; empty when llama.cpp does not know it either.
+std::string_view refusal_reason(std::string_view architecture);
+
 // Fills context_length, embedding_length, block_count, main/MTP layer counts, layers,
 // sliding_window, v_width_max, the recurrent figures and the expert counts of `facts` for a
-// supported architecture (facts.architecture). An Error names the file and the key.
+// supported architecture (facts.architecture). An Error names the file and the key. A
+// variant of the architecture the rules do not cover sets facts.unsupported_reason instead.
 Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts);
 
 // Fills the weight figures of `facts` from the tensor infos of every file of the model (the

@@ -102,16 +102,26 @@ Expected<ModelFacts> describe_split_model(const gguf::GgufFile& first,
     facts.unsupported_reason =
         "this is a multimodal projector (mmproj) file, not a model; pass it with --mmproj";
   } else if (!detail::is_supported_architecture(facts.architecture)) {
-    facts.unsupported_reason = fmt::format(
-        "architecture '{}' is not one gb10tune knows (nearest supported: {}; all: {}); its KV "
-        "cache and state sizes would be guesses, so it is not planned as any of them",
-        facts.architecture, detail::nearest_supported_architecture(facts.architecture),
-        detail::supported_architectures());
+    const std::string_view why = detail::refusal_reason(facts.architecture);
+    facts.unsupported_reason =
+        why.empty()
+            ? fmt::format(
+                  "architecture '{}' is not one gb10tune knows, nor one llama.cpp "
+                  "3f545be implements (nearest supported: {}; the supported ones are "
+                  "listed in docs/memory-plan.md); its KV cache and state sizes would "
+                  "be guesses, so it is not planned as any of them",
+                  facts.architecture, detail::nearest_supported_architecture(facts.architecture))
+            : fmt::format(
+                  "architecture '{}' is not supported: {} (nearest supported: {}; the "
+                  "supported ones are listed in docs/memory-plan.md)",
+                  facts.architecture, why,
+                  detail::nearest_supported_architecture(facts.architecture));
   } else {
     if (Status rules = detail::apply_layer_rules(file, facts); !rules) {
       return rules.error();
     }
-    facts.supported = true;
+    // The rules may find a variant they do not cover (and say why).
+    facts.supported = facts.unsupported_reason.empty();
   }
   if (!facts.supported) {
     fill_generic(file, facts);

@@ -91,6 +91,14 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   // graph and takes the target's hidden state `h` instead: one [n_embd, n_tokens] either way.
   std::uint64_t inputs =
       tokens * kI32 + row + tokens * kI32 * (rule.positions_x4 ? 4 : 1) + outputs * kI32;
+  // Per-layer inputs (gemma3n.cpp / gemma4.cpp build_inp_per_layer and
+  // project_per_layer_inputs), [n_embd_per_layer × n_layer, n_tokens] f32 each: two stay alive
+  // through the layers (the projected sum and the slice source), two more exist only while
+  // they are built before the first layer (the token lookup and the projection). Fitted to a
+  // gemma3n of 25 layers, n_embd_per_layer 256, ubatch 512: +49.0 MiB with flash attention,
+  // +24.4 MiB without (where the attention scores outgrow the transient pair).
+  const std::uint64_t per_layer_input = model.per_layer_input_width * tokens * kF32;
+  inputs += 2 * per_layer_input;
   const std::uint64_t mask_elem = shape.flash_attention ? 2 : 4;
   bool any_full = false;
   bool any_swa = false;
@@ -112,6 +120,9 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   }
 
   Peak peak;
+  if (per_layer_input > 0) {
+    peak.offer(2 * per_layer_input, "per-layer inputs");
+  }
   const std::uint64_t resid = row;  // the residual stream (inpSA / ffn_inp)
   const std::uint64_t norm = row;   // the normed input of a block
   for (const model::LayerFacts& layer : model.layers) {

@@ -251,6 +251,57 @@ Status check_cache_types(const model::ModelFacts& model, const PlanConfig& confi
   return {};
 }
 
+// The plan of an unsupported architecture under --force: the geometry llama.cpp derives
+// from the configuration, the weights from the tensor sizes and the user's overhead; no
+// cache, state or buffer figure (unknown), no device split, no fit search.
+Expected<MemoryPlan> estimate_plan(const model::ModelFacts& model, const PlanConfig& config,
+                                   const PlanBudget& budget) {
+  PlanConfig plain = config;
+  plain.mtp = false;
+  plain.projector.reset();
+  auto plan = compute(model, plain);
+  if (!plan) {
+    return plan;
+  }
+  plan->estimate = true;
+  plan->kv_full_bytes = 0;
+  plan->kv_swa_bytes = 0;
+  plan->recurrent_bytes = 0;
+  plan->mtp_kv_bytes = 0;
+  plan->buffers = BufferPlan{};
+  plan->compute_bytes = 0;
+  plan->output_bytes = 0;
+  plan->calibration_bytes = 0;
+  plan->calibration_source.clear();
+  if (config.projector) {
+    plan->projector_bytes = config.projector->weight_bytes;  // its compute buffer is unknown
+  }
+  plan->total_bytes = total_of(*plan);
+  plan->notes.push_back(fmt::format(
+      "ESTIMATE: {}. Counted: the weights from the file's tensor sizes ({}){} and --overhead "
+      "({}) for everything else; the KV cache, recurrent state and compute buffers are "
+      "unknown, so this plan checks none of them",
+      model.unsupported_reason, format_bytes(plan->weights_bytes),
+      config.projector
+          ? fmt::format(", the projector's weights ({})", format_bytes(plan->projector_bytes))
+          : std::string(),
+      format_bytes(plan->overhead_bytes)));
+  if (budget.mem_available) {
+    const std::uint64_t available = *budget.mem_available > budget.reserve_bytes
+                                        ? *budget.mem_available - budget.reserve_bytes
+                                        : 0;
+    plan->available_bytes = available;
+    plan->margin_bytes =
+        static_cast<std::int64_t>(available) - static_cast<std::int64_t>(plan->total_bytes);
+    plan->fits = plan->total_bytes <= available;
+  }
+  if (!budget.gpus.empty()) {
+    plan->notes.push_back(
+        "ESTIMATE: GPU memory is not checked per device for an unsupported architecture");
+  }
+  return plan;
+}
+
 }  // namespace
 
 std::optional<GgmlType> parse_cache_type(std::string_view name) {
@@ -267,9 +318,14 @@ std::optional<GgmlType> parse_cache_type(std::string_view name) {
 
 Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig& config,
                                const PlanBudget& budget) {
+  if (!model.supported && config.estimate_unsupported) {
+    return estimate_plan(model, config, budget);
+  }
   if (!model.supported) {
     return Error{fmt::format("{}: {}; the memory plan needs to know how llama.cpp lays out its "
-                             "caches",
+                             "caches. To start it anyway, give --force --overhead SIZE (SIZE: "
+                             "what its KV cache, state and compute buffers will need); the plan "
+                             "is then an estimate of the weights plus SIZE",
                              model.source, model.unsupported_reason),
                  ExitCode::usage};
   }

@@ -275,6 +275,17 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
     figures["projector"] = nullptr;
   }
   figures["devices"] = plan.devices ? devices_json(*plan.devices) : json(nullptr);
+  figures["estimate"] = plan.estimate;
+  if (plan.estimate) {
+    // Unknown, not zero: the architecture has no layer rules (launch --force --overhead).
+    for (const char* name : {"kv_full_bytes", "kv_swa_bytes", "recurrent_bytes", "mtp_kv_bytes",
+                             "compute_bytes", "output_bytes", "projector_compute_bytes"}) {
+      figures[name] = nullptr;
+    }
+    figures["buffers"] = nullptr;
+    doc["model"]["supported"] = false;
+    doc["model"]["unsupported_reason"] = model.unsupported_reason;
+  }
   doc["plan"] = figures;
   return doc;
 }
@@ -294,6 +305,31 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
   auto row = [&](std::string_view label, std::uint64_t bytes, std::string_view detail) {
     out += fmt::format("  {:<24}{}  {}\n", label, bytes_cell(bytes), detail);
   };
+  if (plan.estimate) {
+    // launch --force --overhead on an architecture without layer rules: say so first, and
+    // show the caches as unknown rather than as 0.
+    out += fmt::format("{}: {}\n\n", style.bold("ESTIMATE, not a plan"), model.unsupported_reason);
+    row("weights", plan.weights_bytes, "the file's tensor sizes");
+    if (plan.projector_bytes > 0) {
+      row("mmproj weights", plan.projector_bytes, "the projector's tensors");
+    }
+    const std::string unknown = fmt::format("{:>12}  {:>16}  ", "unknown", "");
+    for (const char* label : {"KV cache", "recurrent state", "compute buffers", "output buffers"}) {
+      out += fmt::format("  {:<24}{}{}\n", label, unknown, "not modelled: covered by --overhead");
+    }
+    row("runtime", plan.runtime_bytes, "the llama-server process itself (measured)");
+    row("margin (--overhead)", plan.overhead_bytes, "yours: everything the plan does not know");
+    row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+    out += fmt::format("  {:<24}{}\n", "total (estimate)", bytes_cell(plan.total_bytes));
+    if (plan.available_bytes) {
+      out += fmt::format("  available {}: the estimate {} (its KV and buffers unchecked)\n",
+                         format_bytes(*plan.available_bytes), plan.fits ? "fits" : "does not fit");
+    }
+    for (const auto& note : plan.notes) {
+      out += "  note: " + note + "\n";
+    }
+    return out;
+  }
   row("weights", plan.weights_bytes,
       config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)");
   if (plan.projector) {

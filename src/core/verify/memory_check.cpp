@@ -47,6 +47,19 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
     finding.fix = "install the NVIDIA driver's NVML (libnvidia-ml.so.1) to measure a CUDA server";
     return finding;
   }
+  if (expected.plan_estimate) {
+    // An estimate (weights + --overhead) of an architecture without layer rules: report the
+    // measurement, judge nothing.
+    finding.severity = Severity::warn;
+    finding.summary = "the memory plan was an estimate: unknown whether it matches";
+    finding.evidence = fmt::format(
+        "launch planned an architecture it has no layer rules for (--force --overhead): "
+        "weights and runtime {}, the KV cache, state and buffers not modelled (left to "
+        "--overhead); measured {} ({})",
+        format_bytes(planned), format_bytes(*m.measured_bytes), m.how);
+    finding.fix = "keep --overhead above what the process holds beyond its weights";
+    return finding;
+  }
   const double error = plan::error_percent(planned, *m.measured_bytes);
   finding.evidence =
       fmt::format("plan at load {}{}, measured {} ({}): error {:+.1f}%", format_bytes(planned),

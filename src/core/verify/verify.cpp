@@ -184,6 +184,7 @@ Expectations record_expectations(const launch::LaunchRecord& record) {
     expected.cache_ram_bytes = record.expected_cache_ram_bytes;
     expected.projector_bytes = record.expected_projector_bytes;
     expected.backend = record.backend;
+    expected.plan_estimate = record.plan_estimate;
   }
   device_expectations(record, expected);
   return expected;
