@@ -84,13 +84,16 @@ json measure_nodes(const report::RpcPreview& rpc, int pid, const std::filesystem
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < rpc.nodes.nodes.size(); ++i) {
     const rpc::NodePart& node = rpc.nodes.nodes[i];
-    json entry{{"node", node.node}, {"planned_load_bytes", node.load_bytes}};
+    json entry{{"node", node.node},
+               {"planned_load_bytes", node.load_bytes},
+               {"planned_buffer_bytes", node.buffer_bytes}};
     if (buffers) {
       const std::uint64_t logged = (*buffers)[i].total();
       entry["log_buffers_bytes"] = logged;
-      entry["error_percent"] = plan::error_percent(node.load_bytes, logged);
-      parts.push_back(fmt::format("{} plan {} / log buffers {}", node.node,
-                                  format_bytes(node.load_bytes), format_bytes(logged)));
+      entry["error_percent"] = plan::error_percent(node.buffer_bytes, logged);
+      parts.push_back(fmt::format("{} buffers planned {} / logged {} ({:+.1f}%)", node.node,
+                                  format_bytes(node.buffer_bytes), format_bytes(logged),
+                                  plan::error_percent(node.buffer_bytes, logged)));
     } else {
       entry["log_buffers_bytes"] = nullptr;
     }

@@ -51,14 +51,16 @@ TEST(RpcLayerSplit, FewerGpuLayersKeepTheFirstOnTheHeadCpu) {
   EXPECT_EQ(a.device_of, (std::vector<int>{-1, -1, -1, -1, -1, 0, 0, 1, 1}));
 }
 
-TEST(RpcNodePlan, NamesRpcBuffersByDevice) {
-  EXPECT_EQ(rpc::rpc_device_index("RPC0[127.0.0.1:50052]"), 0u);
-  EXPECT_EQ(rpc::rpc_device_index("RPC12[[::1]:1]"), 12u);
-  EXPECT_EQ(rpc::rpc_device_index("RPC3"), 3u);
-  EXPECT_FALSE(rpc::rpc_device_index("CPU_Mapped"));
-  EXPECT_FALSE(rpc::rpc_device_index("RPC"));
-  EXPECT_FALSE(rpc::rpc_device_index("RPCx[1]"));
-  EXPECT_FALSE(rpc::rpc_device_index("CUDA0"));
+// llama.cpp names an RPC buffer type by the device's index on its worker and the worker's
+// endpoint: the second worker's first device is "RPC0[127.0.0.1:50153]" (captured, 3f545be).
+TEST(RpcNodePlan, NamesRpcBuffersByTheirWorker) {
+  EXPECT_EQ(rpc::rpc_buffer_endpoint("RPC0[127.0.0.1:50052]"), "127.0.0.1:50052");
+  EXPECT_EQ(rpc::rpc_buffer_endpoint("RPC12[[::1]:1]"), "[::1]:1");
+  EXPECT_FALSE(rpc::rpc_buffer_endpoint("RPC3"));
+  EXPECT_FALSE(rpc::rpc_buffer_endpoint("CPU_Mapped"));
+  EXPECT_FALSE(rpc::rpc_buffer_endpoint("RPC[]"));
+  EXPECT_FALSE(rpc::rpc_buffer_endpoint("RPCx[1]"));
+  EXPECT_FALSE(rpc::rpc_buffer_endpoint("CUDA0"));
 }
 
 TEST(RpcNodePlan, ReadsBufferLinesPerNode) {
@@ -73,10 +75,10 @@ TEST(RpcNodePlan, ReadsBufferLinesPerNode) {
   const std::string log =
       "load_tensors:   CPU_Mapped model buffer size =     2.50 MiB\n"
       "load_tensors: RPC0[127.0.0.1:50052] model buffer size =   100.00 MiB\n"
-      "load_tensors: RPC1[127.0.0.1:50053] model buffer size =    60.00 MiB\n"
+      "load_tensors: RPC0[127.0.0.1:50053] model buffer size =    60.00 MiB\n"
       "llama_context:        CPU  output buffer size =     0.12 MiB\n"
       "llama_kv_cache: RPC0[127.0.0.1:50052] KV buffer size =    10.00 MiB\n"
-      "llama_kv_cache: RPC1[127.0.0.1:50053] KV buffer size =     6.00 MiB\n"
+      "0.02.946.753 I llama_kv_cache: RPC0[127.0.0.1:50053] KV buffer size =     6.00 MiB\n"
       "sched_reserve: RPC0[127.0.0.1:50052] compute buffer size =     1.50 MiB\n"
       "sched_reserve:        CPU compute buffer size =     0.50 MiB\n";
   const auto buffers = rpc::node_buffers_from_log(log, nodes);
@@ -90,7 +92,7 @@ TEST(RpcNodePlan, ReadsBufferLinesPerNode) {
   // No buffer line (default verbosity), or a device the plan does not know: nothing.
   EXPECT_FALSE(rpc::node_buffers_from_log("main: model loaded\n", nodes));
   EXPECT_FALSE(rpc::node_buffers_from_log(
-      "load_tensors: RPC7[10.0.0.9:1] model buffer size = 1.00 MiB\n", nodes));
+      "load_tensors: RPC0[10.0.0.9:1] model buffer size = 1.00 MiB\n", nodes));
 }
 
 }  // namespace

@@ -31,8 +31,12 @@ namespace gb10tune::rpc {
 inline constexpr std::uint64_t kDefaultWorkerReserveBytes = 1ull << 30;
 
 // What rpc-server itself holds on a CPU worker besides the buffers it allocates for the head
-// (the binary, its heap, the socket buffers): measured 6-9 MiB RSS (docs/rpc.md).
-inline constexpr std::uint64_t kCpuWorkerRuntimeBytes = 8ull << 20;
+// (the binary, its heap): 5.1 MiB RSS idle (ggml-rpc-server 3f545be, x86-64, docs/rpc.md).
+inline constexpr std::uint64_t kCpuWorkerRuntimeBytes = 5ull << 20;
+
+// What the head's llama-server holds for the RPC client (serialized graphs, socket buffers)
+// beyond a one-machine server's runtime: measured 1.6 MiB in the two-worker run (docs/rpc.md).
+inline constexpr std::uint64_t kRpcClientBytes = 2ull << 20;
 
 // The machines and their budgets.
 struct NodeBudgets {
@@ -64,8 +68,11 @@ struct NodePart {
   std::optional<std::int64_t> margin_bytes;      // available − total
   bool fits = false;                             // false also when the budget is unknown
   bool free_is_total = false;  // a CPU worker: it reports its total memory as free
-  // What it holds once loaded, as modelled (no margin, prompt cache or calibration): the figure
-  // compared with what the process holds.
+  // llama.cpp's buffers on it (weights, KV/state, compute; the head's output buffers too): the
+  // figure its buffer lines (-lv 4) and a worker's own allocations are compared with.
+  std::uint64_t buffer_bytes = 0;
+  // What it holds once loaded, as modelled (the buffers and the process, no margin, prompt
+  // cache or calibration): the figure compared with the process's memory.
   std::uint64_t load_bytes = 0;
 };
 
@@ -88,8 +95,9 @@ struct NodePlan {
 NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& config,
                     const plan::MemoryPlan& plan, const NodeBudgets& budgets);
 
-// The worker's part that a head-log buffer line names: "RPC0[127.0.0.1:50052]" → 0.
-// nullopt for a name that is not an RPC buffer.
-std::optional<std::uint32_t> rpc_device_index(std::string_view buffer_name);
+// The worker a head-log buffer name belongs to: llama.cpp names an RPC buffer type
+// "RPC<device index on that worker>[<endpoint as given to --rpc>]", so "RPC0[127.0.0.1:50053]"
+// → "127.0.0.1:50053" (the second worker's first device). nullopt for any other buffer.
+std::optional<std::string> rpc_buffer_endpoint(std::string_view buffer_name);
 
 }  // namespace gb10tune::rpc

@@ -78,6 +78,7 @@ json rpc_to_json(const RpcPreview& rpc) {
                      {"runtime_bytes", n.runtime_bytes},
                      {"host_bytes", n.host_bytes},
                      {"total_bytes", n.total_bytes},
+                     {"buffer_bytes", n.buffer_bytes},
                      {"load_bytes", n.load_bytes},
                      {"free_bytes", optional_json(n.free_bytes)},
                      {"free_is_total", n.free_is_total},

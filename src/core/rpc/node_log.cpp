@@ -46,14 +46,11 @@ std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_vie
   }
   std::vector<NodeLogBuffers> out(nodes.nodes.size());
   const std::size_t head = nodes.nodes.size() - 1;
-  // The node of RPC device k, from the plan's device names.
-  const auto node_of_rpc = [&](std::uint32_t device) -> std::optional<std::size_t> {
-    const std::string name = "RPC" + std::to_string(device);
+  // The node of a worker's endpoint (the node's name).
+  const auto node_of_rpc = [&](const std::string& endpoint) -> std::optional<std::size_t> {
     for (std::size_t n = 0; n < head; ++n) {
-      for (const std::string& d : nodes.nodes[n].devices) {
-        if (d == name) {
-          return n;
-        }
+      if (nodes.nodes[n].node == endpoint) {
+        return n;
       }
     }
     return std::nullopt;
@@ -81,8 +78,8 @@ std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_vie
     before.remove_suffix(kind.size());
     const std::string_view name = node_log_last_word(before);
     std::size_t node = head;
-    if (const auto device = rpc_device_index(name)) {
-      const auto owner = node_of_rpc(*device);
+    if (const auto endpoint = rpc_buffer_endpoint(name)) {
+      const auto owner = node_of_rpc(*endpoint);
       if (!owner) {
         return std::nullopt;  // another topology than the plan's
       }

@@ -154,7 +154,7 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
                              ? kCpuWorkerRuntimeBytes
                              : plan::runtime_memory(model, plan::PlanBackend::cuda).total();
   }
-  head_part.runtime_bytes = plan.runtime.host;
+  head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
   if (!budgets.head_devices.empty()) {
     head_part.runtime_bytes += plan.runtime.device;
   }
@@ -171,11 +171,11 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   out.fits = true;
   std::int64_t least = std::numeric_limits<std::int64_t>::max();
   for (NodePart& part : out.nodes) {
-    part.load_bytes =
-        part.weights_bytes + part.cache_bytes + part.compute_bytes + part.runtime_bytes;
+    part.buffer_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes;
     if (&part == &head_part) {
-      part.load_bytes += plan.output_bytes;
+      part.buffer_bytes += plan.output_bytes;
     }
+    part.load_bytes = part.buffer_bytes + part.runtime_bytes;
     part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
                        part.runtime_bytes + part.host_bytes;
     judge_node(part);
@@ -200,18 +200,23 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   return out;
 }
 
-std::optional<std::uint32_t> rpc_device_index(std::string_view buffer_name) {
-  if (buffer_name.substr(0, 3) != "RPC") {
+std::optional<std::string> rpc_buffer_endpoint(std::string_view buffer_name) {
+  if (buffer_name.substr(0, 3) != "RPC" || buffer_name.size() < 6 || buffer_name.back() != ']') {
     return std::nullopt;
   }
   std::uint32_t index = 0;
   const char* begin = buffer_name.data() + 3;
   const char* end = buffer_name.data() + buffer_name.size();
   const auto [stop, ec] = std::from_chars(begin, end, index);
-  if (ec != std::errc{} || stop == begin || (stop != end && *stop != '[')) {
+  if (ec != std::errc{} || stop == begin || *stop != '[') {
     return std::nullopt;
   }
-  return index;
+  const auto open = static_cast<std::size_t>(stop - buffer_name.data());
+  const std::string_view endpoint = buffer_name.substr(open + 1, buffer_name.size() - open - 2);
+  if (endpoint.empty()) {
+    return std::nullopt;
+  }
+  return std::string(endpoint);
 }
 
 }  // namespace gb10tune::rpc

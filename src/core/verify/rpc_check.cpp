@@ -34,6 +34,7 @@ rpc::NodePlan recorded_nodes(const nlohmann::json& rpc) {
       }
     }
     part.load_bytes = n.value("load_bytes", std::uint64_t{0});
+    part.buffer_bytes = n.value("buffer_bytes", std::uint64_t{0});
     plan.nodes.push_back(std::move(part));
   }
   return plan;
@@ -107,14 +108,15 @@ Finding memory(const rpc::Endpoint& endpoint, std::size_t index, const rpc::Node
   f.fact = "K13";
   f.summary = fmt::format("RPC worker {} holds what the plan says", endpoint.to_string());
   const std::uint64_t planned = index < nodes.nodes.size() ? nodes.nodes[index].load_bytes : 0;
+  const std::uint64_t buffers = index < nodes.nodes.size() ? nodes.nodes[index].buffer_bytes : 0;
   std::vector<std::string> evidence;
   bool over = false;
   bool measured = false;
   if (logged && index < logged->size()) {
     const std::uint64_t bytes = (*logged)[index].total();
-    const double error = plan::error_percent(planned, bytes);
-    evidence.push_back(fmt::format("plan {}, the head's log puts {} of buffers there ({:+.1f}%)",
-                                   format_bytes(planned), format_bytes(bytes), error));
+    const double error = plan::error_percent(buffers, bytes);
+    evidence.push_back(fmt::format("planned buffers {}, the head's log puts {} there ({:+.1f}%)",
+                                   format_bytes(buffers), format_bytes(bytes), error));
     over = over || error < -kNodeTolerancePercent || error > kNodeTolerancePercent;
     measured = true;
   }
