@@ -287,9 +287,9 @@ Expected<ServerBenchResult> result_from_json(const nlohmann::json& doc, const st
       workers != server.end() && workers->is_string()) {
     p.rpc_workers = workers->get<std::string>();
   }
-  if (const auto source = server.find("rpc_source");
-      source != server.end() && source->is_string()) {
-    p.rpc_source = source->get<std::string>();
+  if (const auto rpc_source = server.find("rpc_source");
+      rpc_source != server.end() && rpc_source->is_string()) {
+    p.rpc_source = rpc_source->get<std::string>();
   }
   if (!levels.is_array() || levels.empty()) {
     return fail("field 'levels' is not a non-empty array");

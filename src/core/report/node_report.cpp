@@ -44,7 +44,7 @@ std::string node_where(const rpc::NodePart& n) {
   return parts.empty() ? std::string("no layers") : fmt::format("{}", fmt::join(parts, " + "));
 }
 
-json optional_json(const std::optional<std::uint64_t>& v) {
+json node_optional_json(const std::optional<std::uint64_t>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
@@ -80,10 +80,10 @@ json rpc_to_json(const RpcPreview& rpc) {
                      {"total_bytes", n.total_bytes},
                      {"buffer_bytes", n.buffer_bytes},
                      {"load_bytes", n.load_bytes},
-                     {"free_bytes", optional_json(n.free_bytes)},
+                     {"free_bytes", node_optional_json(n.free_bytes)},
                      {"free_is_total", n.free_is_total},
                      {"reserve_bytes", n.reserve_bytes},
-                     {"available_bytes", optional_json(n.available_bytes)},
+                     {"available_bytes", node_optional_json(n.available_bytes)},
                      {"margin_bytes", n.margin_bytes ? json(*n.margin_bytes) : json(nullptr)},
                      {"fits", n.fits}});
   }

@@ -24,7 +24,8 @@ plan::BufferPlan offloaded_buffers(const model::ModelFacts& model, const plan::P
   return again ? again->buffers : plan.buffers;
 }
 
-std::optional<std::int64_t> margin_of(std::optional<std::uint64_t> available, std::uint64_t total) {
+std::optional<std::int64_t> node_margin_of(std::optional<std::uint64_t> available,
+                                           std::uint64_t total) {
   if (!available) {
     return std::nullopt;
   }
@@ -36,7 +37,7 @@ void judge_node(NodePart& part) {
     part.available_bytes =
         *part.free_bytes > part.reserve_bytes ? *part.free_bytes - part.reserve_bytes : 0;
   }
-  part.margin_bytes = margin_of(part.available_bytes, part.total_bytes);
+  part.margin_bytes = node_margin_of(part.available_bytes, part.total_bytes);
   part.fits = part.margin_bytes && *part.margin_bytes >= 0;
 }
 

@@ -19,7 +19,7 @@ using server::Severity;
 constexpr double kNodeTolerancePercent = 5.0;
 
 // The node plan as recorded (names, devices, load figures): enough to read the log per node.
-rpc::NodePlan recorded_nodes(const nlohmann::json& rpc) {
+rpc::NodePlan rpc_recorded_nodes(const nlohmann::json& rpc) {
   rpc::NodePlan plan;
   const auto nodes = rpc.find("nodes");
   if (nodes == rpc.end() || !nodes->is_array()) {
@@ -40,7 +40,7 @@ rpc::NodePlan recorded_nodes(const nlohmann::json& rpc) {
   return plan;
 }
 
-Finding reachable(const rpc::Endpoint& endpoint, const RpcWorkerAccess& access) {
+Finding rpc_reachable(const rpc::Endpoint& endpoint, const RpcWorkerAccess& access) {
   Finding f;
   f.id = "rpc-worker-reachable";
   f.fact = "K21";
@@ -65,9 +65,9 @@ Finding reachable(const rpc::Endpoint& endpoint, const RpcWorkerAccess& access) 
   return f;
 }
 
-Finding same_build(const rpc::Endpoint& endpoint, const nlohmann::json& worker,
-                   const std::string& head_version, const std::string& head_binary,
-                   const std::optional<LocalWorker>& local) {
+Finding rpc_same_build(const rpc::Endpoint& endpoint, const nlohmann::json& worker,
+                       const std::string& head_version, const std::string& head_binary,
+                       const std::optional<LocalWorker>& local) {
   Finding f;
   f.id = "rpc-worker-build";
   f.fact = "K21";
@@ -100,9 +100,9 @@ Finding same_build(const rpc::Endpoint& endpoint, const nlohmann::json& worker,
   return f;
 }
 
-Finding memory(const rpc::Endpoint& endpoint, std::size_t index, const rpc::NodePlan& nodes,
-               const std::optional<std::vector<rpc::NodeLogBuffers>>& logged,
-               const std::optional<LocalWorker>& local) {
+Finding rpc_memory(const rpc::Endpoint& endpoint, std::size_t index, const rpc::NodePlan& nodes,
+                   const std::optional<std::vector<rpc::NodeLogBuffers>>& logged,
+                   const std::optional<LocalWorker>& local) {
   Finding f;
   f.id = "rpc-worker-memory";
   f.fact = "K13";
@@ -160,7 +160,7 @@ std::vector<Finding> check_rpc_workers(const nlohmann::json& rpc, std::string_vi
   if (workers == rpc.end() || !workers->is_array()) {
     return out;
   }
-  const rpc::NodePlan nodes = recorded_nodes(rpc);
+  const rpc::NodePlan nodes = rpc_recorded_nodes(rpc);
   const auto logged = head_log.empty() ? std::nullopt : rpc::node_buffers_from_log(head_log, nodes);
   const std::string head_version = rpc.value("head_protocol_version", std::string("?"));
   for (std::size_t i = 0; i < workers->size(); ++i) {
@@ -176,9 +176,9 @@ std::vector<Finding> check_rpc_workers(const nlohmann::json& rpc, std::string_vi
       continue;
     }
     const std::optional<LocalWorker> local = access.local ? access.local(*endpoint) : std::nullopt;
-    out.push_back(reachable(*endpoint, access));
-    out.push_back(same_build(*endpoint, worker, head_version, head_binary, local));
-    out.push_back(memory(*endpoint, i, nodes, logged, local));
+    out.push_back(rpc_reachable(*endpoint, access));
+    out.push_back(rpc_same_build(*endpoint, worker, head_version, head_binary, local));
+    out.push_back(rpc_memory(*endpoint, i, nodes, logged, local));
   }
   return out;
 }
