@@ -483,6 +483,15 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (auto lifted = lift_rpc_args(in); !lifted) {
     return fail(ctx, lifted.error());
   }
+  // LLAMA_ARG_RPC (K16) would make the server use workers nobody planned: it is taken as --rpc
+  // (the command line's --rpc wins, as in llama-server).
+  if (const auto from_env = ctx.env.get("LLAMA_ARG_RPC"); from_env && !from_env->empty()) {
+    if (in.rpc.empty()) {
+      in.rpc = *from_env;
+      *ctx.err << "gb10tune launch: LLAMA_ARG_RPC=" << *from_env
+               << " in the environment: planned as --rpc " << *from_env << "\n";
+    }
+  }
   std::vector<rpc::Endpoint> endpoints;
   if (!in.rpc.empty()) {
     auto parsed = rpc::parse_endpoint_list(in.rpc);

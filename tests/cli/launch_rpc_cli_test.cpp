@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/platform/environment.hpp"
 #include "support/fake_rpc_worker.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/stand_in.hpp"
@@ -241,6 +242,22 @@ TEST(CliLaunchRpc, ABuildWithoutTheRpcBackendIsRefused) {
                           {});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_TRUE(has(result.err, "-DGGML_RPC=ON")) << result.err;
+}
+
+// LLAMA_ARG_RPC in the environment would send the server to workers nobody planned (K16):
+// taken as --rpc, so a worker that is down is refused like one given on the command line.
+TEST(CliLaunchRpc, LlamaArgRpcInTheEnvironmentIsPlannedAsRpc) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 4);
+  const int down = testing::free_tcp_port();
+  platform::Environment env;
+  env.set("LLAMA_ARG_RPC", at(down));
+  const auto result = testing::run_cli_on(
+      "gb10", {"launch", "--llama-server", rpc_server_wrapper(), "--dry-run", "--model", model},
+      env);
+  EXPECT_EQ(result.exit_code, 5) << result.err;
+  EXPECT_TRUE(has(result.err, "LLAMA_ARG_RPC=" + at(down))) << result.err;
+  EXPECT_TRUE(has(result.err, "RPC worker " + at(down) + " is not reachable")) << result.err;
 }
 
 TEST(CliLaunchRpc, BadWorkerListsAreUsageErrors) {
