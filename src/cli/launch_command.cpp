@@ -245,9 +245,6 @@ Status lift_rpc_args(LaunchOptions& in) {
 // How long one worker may take to answer the hello and its memory.
 constexpr std::chrono::milliseconds kWorkerTimeout{5000};
 
-// Asks every worker for its protocol version and memory. A worker that does not answer is an
-// Error (exit 5: the server cannot start without it) naming it; one of a protocol the head
-// cannot use an Error (exit 2) naming it and both versions.
 // The workers a llama-server launched from here still uses, as its record saw them at its
 // launch: rpc-server serves one client at a time, and a hello queued behind a running head's
 // session is read when the head leaves, when rpc-server answers a closed socket and dies of
@@ -268,13 +265,18 @@ std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
     return out;
   }
   for (const auto& w : (*rpc)["workers"]) {
-    auto endpoint = rpc::parse_endpoint(w.value("endpoint", std::string()));
+    if (!w.is_object() || !w.contains("endpoint") || !w["endpoint"].is_string()) {
+      continue;
+    }
+    auto endpoint = rpc::parse_endpoint(w["endpoint"].get<std::string>());
     if (!endpoint) {
       continue;
     }
     rpc::WorkerInfo info;
     info.endpoint = *endpoint;
-    const std::string version = w.value("protocol_version", std::string());
+    const std::string version = w.contains("protocol_version") && w["protocol_version"].is_string()
+                                    ? w["protocol_version"].get<std::string>()
+                                    : std::string();
     unsigned major = 0, minor = 0, patch = 0;
     if (std::sscanf(version.c_str(), "%u.%u.%u", &major, &minor, &patch) == 3) {
       info.version = {static_cast<std::uint8_t>(major), static_cast<std::uint8_t>(minor),
@@ -282,8 +284,12 @@ std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
     }
     if (w.contains("devices") && w["devices"].is_array()) {
       for (const auto& d : w["devices"]) {
-        info.devices.push_back(rpc::DeviceMemory{d.value("free_bytes", std::uint64_t{0}),
-                                                 d.value("total_bytes", std::uint64_t{0})});
+        const auto bytes = [&d](const char* key) -> std::uint64_t {
+          return d.is_object() && d.contains(key) && d[key].is_number_unsigned()
+                     ? d[key].get<std::uint64_t>()
+                     : 0;
+        };
+        info.devices.push_back(rpc::DeviceMemory{bytes("free_bytes"), bytes("total_bytes")});
       }
     }
     out.push_back(std::move(info));
@@ -291,6 +297,9 @@ std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
   return out;
 }
 
+// Asks every worker for its protocol version and memory (but not one in `in_use`). A worker
+// that does not answer is an Error (exit 5: the server cannot start without it) naming it; one
+// of a protocol the head cannot use an Error (exit 2) naming it and both versions.
 Expected<std::vector<rpc::WorkerInfo>> contact_workers(const std::vector<rpc::Endpoint>& endpoints,
                                                        const rpc::ProtocolVersion& head,
                                                        const std::vector<rpc::WorkerInfo>& in_use,

@@ -124,7 +124,9 @@ Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
     if (plan.is_object() && plan.contains("rpc") && plan["rpc"].is_object() &&
         plan["rpc"].contains("workers") && plan["rpc"]["workers"].is_array()) {
       for (const auto& worker : plan["rpc"]["workers"]) {
-        outcome.rpc_workers.push_back(worker.value("endpoint", std::string()));
+        if (worker.is_object() && worker.contains("endpoint") && worker["endpoint"].is_string()) {
+          outcome.rpc_workers.push_back(worker["endpoint"].get<std::string>());
+        }
       }
     }
     record_stop(entry, launch::stop_server(ctx.sysroot, paths, grace));

@@ -95,5 +95,20 @@ TEST(RpcCheck, TheHeadsBufferLinesAndALocalWorkerAreEvidence) {
   EXPECT_NE(off.evidence.find("+60.0%"), std::string::npos) << off.evidence;
 }
 
+// A damaged record (wrong types anywhere) is unknown evidence, never an exception.
+TEST(RpcCheck, ADamagedRecordIsUnknownNotACrash) {
+  const json damaged = {{"head_protocol_version", 5},
+                        {"workers", json::array({1, {{"endpoint", 5}}, {{"endpoint", "h:1"}}})},
+                        {"nodes", json::array({"x", {{"node", 3}, {"load_bytes", "big"}}})}};
+  verify::RpcWorkerAccess access;
+  access.connect = [](const rpc::Endpoint&) -> Status { return {}; };
+  std::vector<Finding> findings;
+  ASSERT_NO_THROW(findings =
+                      verify::check_rpc_workers(damaged, "x buffer size = 1 MiB", "", access));
+  ASSERT_EQ(findings.size(), 5u);  // two unreadable workers, three findings for h:1
+  EXPECT_EQ(findings[0].severity, Severity::warn);
+  EXPECT_EQ(findings[1].severity, Severity::warn);
+}
+
 }  // namespace
 }  // namespace gb10tune

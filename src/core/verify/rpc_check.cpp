@@ -18,6 +18,20 @@ using server::Severity;
 
 constexpr double kNodeTolerancePercent = 5.0;
 
+// A string field of a record's object ("" when absent or not a string: a damaged record is
+// unknown evidence, never an exception).
+std::string rpc_text(const nlohmann::json& doc, const char* key, const char* missing = "") {
+  return doc.is_object() && doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>()
+                                                                      : std::string(missing);
+}
+
+// An unsigned field of a record's object (0 when absent or of another type).
+std::uint64_t rpc_bytes(const nlohmann::json& doc, const char* key) {
+  return doc.is_object() && doc.contains(key) && doc[key].is_number_unsigned()
+             ? doc[key].get<std::uint64_t>()
+             : 0;
+}
+
 // The node plan as recorded (names, devices, load figures): enough to read the log per node.
 rpc::NodePlan rpc_recorded_nodes(const nlohmann::json& rpc) {
   rpc::NodePlan plan;
@@ -27,14 +41,18 @@ rpc::NodePlan rpc_recorded_nodes(const nlohmann::json& rpc) {
   }
   for (const auto& n : *nodes) {
     rpc::NodePart part;
-    part.node = n.value("node", std::string());
+    part.node = rpc_text(n, "node");
+    if (!n.is_object()) {
+      plan.nodes.push_back(std::move(part));
+      continue;
+    }
     if (const auto d = n.find("devices"); d != n.end() && d->is_array()) {
       for (const auto& name : *d) {
         part.devices.push_back(name.is_string() ? name.get<std::string>() : std::string());
       }
     }
-    part.load_bytes = n.value("load_bytes", std::uint64_t{0});
-    part.buffer_bytes = n.value("buffer_bytes", std::uint64_t{0});
+    part.load_bytes = rpc_bytes(n, "load_bytes");
+    part.buffer_bytes = rpc_bytes(n, "buffer_bytes");
     plan.nodes.push_back(std::move(part));
   }
   return plan;
@@ -72,7 +90,7 @@ Finding rpc_same_build(const rpc::Endpoint& endpoint, const nlohmann::json& work
   f.id = "rpc-worker-build";
   f.fact = "K21";
   f.summary = fmt::format("RPC worker {} runs the head's build", endpoint.to_string());
-  const std::string version = worker.value("protocol_version", std::string("?"));
+  const std::string version = rpc_text(worker, "protocol_version", "?");
   const std::string protocol = fmt::format(
       "at launch it spoke RPC protocol {}, the head {} (llama.cpp checks this when the head "
       "connects)",
@@ -162,10 +180,10 @@ std::vector<Finding> check_rpc_workers(const nlohmann::json& rpc, std::string_vi
   }
   const rpc::NodePlan nodes = rpc_recorded_nodes(rpc);
   const auto logged = head_log.empty() ? std::nullopt : rpc::node_buffers_from_log(head_log, nodes);
-  const std::string head_version = rpc.value("head_protocol_version", std::string("?"));
+  const std::string head_version = rpc_text(rpc, "head_protocol_version", "?");
   for (std::size_t i = 0; i < workers->size(); ++i) {
     const nlohmann::json& worker = (*workers)[i];
-    const auto endpoint = rpc::parse_endpoint(worker.value("endpoint", std::string()));
+    const auto endpoint = rpc::parse_endpoint(rpc_text(worker, "endpoint"));
     if (!endpoint) {
       Finding bad;
       bad.id = "rpc-worker-reachable";
