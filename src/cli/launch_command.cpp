@@ -771,6 +771,12 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     config.backend_reason = choice.reason;
     config.gpu_layers = cmd.gpu_layers;
     config.tensor_split = placement ? placement->tensor_split : std::vector<float>{};
+    // -mmdev after --: the projector's GPU, or none (host memory, like --no-mmproj-offload).
+    if (placement && placement->projector_device == "none") {
+      config.projector_offload = false;
+    } else if (placement) {
+      config.projector_device = placement->projector_device;
+    }
     key.backend = config.backend;
     apply_calibration(ctx, key, config);
     return config;
@@ -785,12 +791,31 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
   // A CUDA server on discrete GPUs: device buffers against each GPU's free memory.
   if (config.backend == plan::PlanBackend::cuda && ctx.gpu != nullptr) {
-    auto gpus = plan::gpu_budgets(ctx.gpu->query_devices(), ctx.gpu->query_nvml(),
-                                  placement->devices, *gpu_reserve);
+    const gpu::GpuReport devices = ctx.gpu->query_devices();
+    const gpu::NvmlReport nvml = ctx.gpu->query_nvml();
+    auto gpus = plan::gpu_budgets(devices, nvml, placement->devices, *gpu_reserve);
     if (!gpus) {
       return fail(ctx, gpus.error());
     }
     budget.gpus = std::move(*gpus);
+    // The projector's GPU (CUDA0 unless -mmdev) may be one --device left out.
+    const std::string projector_gpu =
+        config.projector_device.empty() ? std::string("CUDA0") : config.projector_device;
+    if (config.projector && config.projector_offload && !budget.gpus.empty() &&
+        std::none_of(budget.gpus.begin(), budget.gpus.end(),
+                     [&](const plan::GpuBudget& g) { return g.name == projector_gpu; })) {
+      auto chosen = plan::gpu_budgets(devices, nvml, {projector_gpu}, *gpu_reserve);
+      if (!chosen) {
+        return fail(ctx, Error{fmt::format("--mmproj-device {}: no such GPU here (llama.cpp "
+                                           "names them CUDA0, CUDA1, …); `llama-server "
+                                           "--list-devices` shows them",
+                                           projector_gpu),
+                               ExitCode::usage});
+      }
+      if (!chosen->empty()) {
+        budget.projector_gpu = chosen->front();
+      }
+    }
   }
   // Over RPC the budgets are per node: the head's MemAvailable and GPUs go to the node plan,
   // the one-machine plan only sizes the buffers.

@@ -9,6 +9,7 @@
 #include "gb10tune/probe/probe.hpp"
 #include "gb10tune/report/bench_report.hpp"
 #include "gb10tune/report/probe_report.hpp"
+#include "size_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -19,6 +20,8 @@ struct ProbeOptions {
   bool no_save = false;
   bool quick_bench = false;
   std::string llama_server;
+  std::string reserve;      // --reserve: kept free in host memory, as launch
+  std::string gpu_reserve;  // --gpu-reserve: kept free on each discrete GPU, as launch
 };
 
 // Saves the document where launch and verify look for it; a failure is a warning only.
@@ -51,6 +54,16 @@ ExitCode run(const ProbeOptions& options, Context& ctx) {
   }
   inputs.fallback_arch = ctx.sysroot.is_live() ? ctx.uname_machine : std::string();
   inputs.now_iso8601 = ctx.now_iso8601();
+  const auto reserve = size_option("--reserve", options.reserve, plan::kDefaultReserveBytes);
+  const auto gpu_reserve =
+      size_option("--gpu-reserve", options.gpu_reserve, plan::kDefaultGpuReserveBytes);
+  if (!reserve || !gpu_reserve) {
+    const Error& error = !reserve ? reserve.error() : gpu_reserve.error();
+    *ctx.err << "gb10tune probe: " << error.message << "\n";
+    return error.code;
+  }
+  inputs.reserve_bytes = *reserve;
+  inputs.gpu_reserve_bytes = *gpu_reserve;
   probe::ProbeResult result = probe::run_probe(inputs);
   if (options.quick_bench) {
     bench::BandwidthOptions quick;
@@ -92,6 +105,13 @@ Runner setup_probe(CLI::App& app) {
                 "Also run a ~1 s GPU bandwidth check (gb10tune bench --quick)");
   sub->add_option("--llama-server", options->llama_server, "Also report this llama-server binary")
       ->option_text("PATH");
+  sub->add_option("--reserve", options->reserve,
+                  "Host memory kept for the system in the budget shown (default 12GB, as launch)")
+      ->option_text("SIZE");
+  sub->add_option("--gpu-reserve", options->gpu_reserve,
+                  "Memory kept free on each discrete GPU in the budgets shown (default 1GiB, as "
+                  "launch)")
+      ->option_text("SIZE");
   sub->footer(
       "The JSON result is saved to $XDG_STATE_HOME/gb10tune/probe.json (default "
       "~/.local/state/gb10tune) for launch and verify.\nExit codes: 0 ok, 1 a /proc file could "

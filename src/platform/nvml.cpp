@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <vector>
 
 namespace gb10tune::platform {
 
@@ -111,23 +112,108 @@ gpu::NvmlReport query_nvml() {
              fmt::format("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device), memory.total,
              memory.free});
       }
+      const std::size_t memory_entry = report.memory.size();
       std::array<NvmlProcessInfo, 256> infos{};
       unsigned int n = infos.size();
       if (processes(device, &n, infos.data()) != kNvmlSuccess) {
+        if (memory_entry > 0 &&
+            report.memory[memory_entry - 1].nvml_index == static_cast<int>(index)) {
+          report.memory[memory_entry - 1].processes_listed = false;
+        }
         continue;
       }
       for (unsigned int i = 0; i < n && i < infos.size(); ++i) {
         gpu::GpuProcessMemory entry;
         entry.device_index = static_cast<int>(index);
         entry.pid = infos[i].pid;
-        entry.used_bytes =
-            infos[i].used_gpu_memory == kNvmlValueNotAvailable ? 0 : infos[i].used_gpu_memory;
+        entry.used_known = infos[i].used_gpu_memory != kNvmlValueNotAvailable;
+        entry.used_bytes = entry.used_known ? infos[i].used_gpu_memory : 0;
         report.processes.push_back(entry);
       }
     }
   }
   shutdown();
   return report;
+}
+
+// The library and the entry points a session uses, resolved once.
+struct NvmlSession::Api {
+  void* handle = nullptr;
+  NvmlReturn (*shutdown)() = nullptr;
+  void* processes = nullptr;   // nvmlDeviceGetComputeRunningProcesses_v3
+  std::vector<void*> devices;  // nvmlDevice_t handles
+};
+
+namespace {
+
+using NvmlProcessesFn = NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
+
+}  // namespace
+
+NvmlSession::NvmlSession() {
+  void* handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return;
+  }
+  m_api = new Api;
+  m_api->handle = handle;
+  const auto sym = [handle](const char* name) { return ::dlsym(handle, name); };
+  const auto init = reinterpret_cast<NvmlReturn (*)()>(sym("nvmlInit_v2"));
+  m_api->shutdown = reinterpret_cast<NvmlReturn (*)()>(sym("nvmlShutdown"));
+  m_api->processes = sym("nvmlDeviceGetComputeRunningProcesses_v3");
+  const auto device_count =
+      reinterpret_cast<NvmlReturn (*)(unsigned int*)>(sym("nvmlDeviceGetCount_v2"));
+  const auto device_handle = reinterpret_cast<NvmlReturn (*)(unsigned int, NvmlDevice*)>(
+      sym("nvmlDeviceGetHandleByIndex_v2"));
+  if (init == nullptr || m_api->shutdown == nullptr || m_api->processes == nullptr ||
+      device_count == nullptr || device_handle == nullptr || init() != kNvmlSuccess) {
+    m_api->shutdown = nullptr;  // not initialised: nothing to shut down
+    return;
+  }
+  unsigned int count = 0;
+  if (device_count(&count) == kNvmlSuccess) {
+    for (unsigned int index = 0; index < count; ++index) {
+      NvmlDevice device = nullptr;
+      if (device_handle(index, &device) == kNvmlSuccess) {
+        m_api->devices.push_back(device);
+      }
+    }
+  }
+  m_usable = true;
+}
+
+NvmlSession::~NvmlSession() {
+  if (m_api == nullptr) {
+    return;
+  }
+  if (m_api->shutdown != nullptr) {
+    m_api->shutdown();
+  }
+  ::dlclose(m_api->handle);
+  delete m_api;
+}
+
+std::optional<std::uint64_t> NvmlSession::process_bytes(std::uint32_t pid) const {
+  if (!m_usable) {
+    return std::nullopt;
+  }
+  std::uint64_t bytes = 0;
+  bool any = false;
+  const auto processes = reinterpret_cast<NvmlProcessesFn>(m_api->processes);
+  std::array<NvmlProcessInfo, 256> infos{};
+  for (NvmlDevice device : m_api->devices) {
+    unsigned int n = infos.size();
+    if (processes(device, &n, infos.data()) != kNvmlSuccess) {
+      continue;
+    }
+    any = true;
+    for (unsigned int i = 0; i < n && i < infos.size(); ++i) {
+      if (infos[i].pid == pid && infos[i].used_gpu_memory != kNvmlValueNotAvailable) {
+        bytes += infos[i].used_gpu_memory;
+      }
+    }
+  }
+  return any ? std::optional<std::uint64_t>(bytes) : std::nullopt;
 }
 
 }  // namespace gb10tune::platform

@@ -20,15 +20,15 @@ std::string url_of(int port) {
   return "http://127.0.0.1:" + std::to_string(port);
 }
 
-platform::Environment state_env(const TempDir& dir) {
+platform::Environment stand_in_state_env(const TempDir& dir) {
   platform::Environment env;
   env.set("XDG_STATE_HOME", (dir.path() / "state").string());
   env.set("HOME", dir.path().string());
   return env;
 }
 
-json timings(double prompt_n, double prompt_ms, double predicted_n, double predicted_ms,
-             double draft_n, double accepted) {
+json timings_json(double prompt_n, double prompt_ms, double predicted_n, double predicted_ms,
+                  double draft_n, double accepted) {
   return {{"cache_n", 0},
           {"prompt_n", prompt_n},
           {"prompt_ms", prompt_ms},
@@ -71,10 +71,11 @@ TEST(CliBenchServerStandIn, LoadingServerIsExitOneWithAHint) {
 TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
   TempDir dir;
   // Five answers used in turn: the warm-up gets the first, the four samples the others.
-  const json answers = json::array(
-      {timings(700, 2300, 128, 5400, 132, 89), timings(812, 2650.5, 256, 10811.2, 260, 170),
-       timings(64, 210.25, 200, 8200, 190, 131), timings(1500, 4900, 180, 7702.9, 185, 122),
-       timings(300, 980, 256, 10400, 270, 181)});
+  const json answers = json::array({timings_json(700, 2300, 128, 5400, 132, 89),
+                                    timings_json(812, 2650.5, 256, 10811.2, 260, 170),
+                                    timings_json(64, 210.25, 200, 8200, 190, 131),
+                                    timings_json(1500, 4900, 180, 7702.9, 185, 122),
+                                    timings_json(300, 980, 256, 10400, 270, 181)});
   const auto timings_file = dir.write("timings.json", answers.dump());
   const int port = free_tcp_port();
   StandInServer server({"--port", std::to_string(port), "-m", "/models/q.gguf", "--spec-type",
@@ -85,14 +86,14 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
       "gb10",
       {"bench", "server", "--url", url_of(port), "--samples", "4", "--json", "--save", "standin",
        "--bandwidth", "200", "--model", fixture("gguf/missing.gguf").string()},
-      state_env(dir));
+      stand_in_state_env(dir));
   // --model names a missing file: a usage error before anything is sent.
   EXPECT_EQ(result.exit_code, 2) << result.err;
 
   const auto run = run_cli_on(
       "gb10",
       {"bench", "server", "--url", url_of(port), "--samples", "4", "--json", "--save", "standin"},
-      state_env(dir));
+      stand_in_state_env(dir));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json doc = json::parse(run.out);
   const json& samples = doc["levels"][0]["samples"];
@@ -138,7 +139,7 @@ TEST(CliBenchServerStandIn, FiguresAreExactlyWhatTheServerReported) {
 
   // The saved run compared with itself: no significant difference.
   const auto compare =
-      run_cli_on("gb10", {"bench", "compare", "standin", "standin"}, state_env(dir));
+      run_cli_on("gb10", {"bench", "compare", "standin", "standin"}, stand_in_state_env(dir));
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_NE(compare.out.find("result: no significant difference"), std::string::npos)
       << compare.out;
@@ -168,7 +169,7 @@ TEST(CliBenchServerStandIn, ServerStartedByHandIsDescribedByItsCommandLine) {
 TEST(CliBenchServerStandIn, ConcurrentSessionsOverlapAndAddUp) {
   TempDir dir;
   const auto timings_file =
-      dir.write("timings.json", json::array({timings(500, 1600, 100, 9000, 0, 0)}).dump());
+      dir.write("timings.json", json::array({timings_json(500, 1600, 100, 9000, 0, 0)}).dump());
   const int port = free_tcp_port();
   StandInServer server({"--port", std::to_string(port), "-np", "3"},
                        {{"STANDIN_TIMINGS", timings_file.string()},

@@ -17,8 +17,8 @@ namespace {
 
 using nlohmann::json;
 // Runs `gb10tune launch …` in-process with the stand-in as the llama-server binary.
-testing::CliResult run_cli_on(const std::string& scenario, std::vector<std::string> args,
-                              const platform::Environment& env) {
+testing::CliResult run_with_stand_in(const std::string& scenario, std::vector<std::string> args,
+                                     const platform::Environment& env) {
   args.insert(args.begin() + 1, {"--llama-server", testing::stand_in_server_path().string()});
   return testing::run_cli_on(scenario, args, env);
 }
@@ -35,10 +35,11 @@ std::string write_report_model(const testing::TempDir& dir, const std::string& n
 TEST(CliLaunch, DryRunJsonHasEveryFigureAsAnInteger) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "Qwen3.8-27B-Q4_K_M.gguf");
-  const auto result = run_cli_on("gb10",
-                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
-                                  "--ctx-per-slot", "196608", "--cache-ram", "24576"},
-                                 {});
+  const auto result =
+      run_with_stand_in("gb10",
+                        {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
+                         "--ctx-per-slot", "196608", "--cache-ram", "24576"},
+                        {});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["command"], "launch");
@@ -72,10 +73,11 @@ TEST(CliLaunch, PlanThatDoesNotFitExitsThreeAndSaysWhatWould) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "model with spaces.gguf");
   // 12.3 GB available, 2 GB reserved: a 262144-cell context (16 GiB of KV) cannot fit.
-  const auto result = run_cli_on("no-gpu",
-                                 {"launch", "--dry-run", "--model", model, "--slots", "3",
-                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0", "--no-fit"},
-                                 {});
+  const auto result =
+      run_with_stand_in("no-gpu",
+                        {"launch", "--dry-run", "--model", model, "--slots", "3", "--no-kvu",
+                         "--reserve", "2GB", "--cache-ram", "0", "--no-fit"},
+                        {});
   EXPECT_EQ(result.exit_code, 3) << result.err;
   EXPECT_NE(result.out.find("DOES NOT FIT"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("What fits: 3 slot(s) of "), std::string::npos) << result.out;
@@ -88,10 +90,11 @@ TEST(CliLaunch, PlanThatDoesNotFitExitsThreeAndSaysWhatWould) {
 TEST(CliLaunch, PlanThatDoesNotFitIsFittedWhereTheCommandLineLeftRoom) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "m.gguf");
-  const auto result = run_cli_on("no-gpu",
-                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
-                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0"},
-                                 {});
+  const auto result =
+      run_with_stand_in("no-gpu",
+                        {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
+                         "--no-kvu", "--reserve", "2GB", "--cache-ram", "0"},
+                        {});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["plan"]["fits"], true);
@@ -109,17 +112,18 @@ TEST(CliLaunch, PlanThatDoesNotFitIsFittedWhereTheCommandLineLeftRoom) {
   EXPECT_EQ(doc["config"]["ctx_total"], chosen * 3);
   EXPECT_EQ(doc["settings"]["ctx_per_slot"]["source"], "fit (memory)");
   // 256 cells more per slot would not fit.
-  const auto more = run_cli_on(
+  const auto more = run_with_stand_in(
       "no-gpu",
       {"launch", "--dry-run", "--json", "--model", model, "--slots", "3", "--no-kvu", "--reserve",
        "2GB", "--cache-ram", "0", "--no-fit", "--ctx-per-slot", std::to_string(chosen + 256)},
       {});
   EXPECT_EQ(more.exit_code, 3) << more.out;
   // --force keeps the asked settings, unfitted.
-  const auto forced = run_cli_on("no-gpu",
-                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
-                                  "--no-kvu", "--reserve", "2GB", "--cache-ram", "0", "--force"},
-                                 {});
+  const auto forced =
+      run_with_stand_in("no-gpu",
+                        {"launch", "--dry-run", "--json", "--model", model, "--slots", "3",
+                         "--no-kvu", "--reserve", "2GB", "--cache-ram", "0", "--force"},
+                        {});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_EQ(json::parse(forced.out)["plan"]["fits"], false);
   EXPECT_TRUE(json::parse(forced.out)["fit"].is_null());
@@ -131,7 +135,7 @@ TEST(CliLaunch, FitLowersCommandLineValuesOnlyWhenAsked) {
   const std::vector<std::string> args = {
       "launch",    "--dry-run", "--model",     model, "--slots",        "3",     "--no-kvu",
       "--reserve", "2GB",       "--cache-ram", "0",   "--ctx-per-slot", "196608"};
-  const auto kept = run_cli_on("no-gpu", args, {});
+  const auto kept = run_with_stand_in("no-gpu", args, {});
   EXPECT_EQ(kept.exit_code, 3) << kept.out;
   EXPECT_NE(kept.out.find("DOES NOT FIT"), std::string::npos) << kept.out;
   EXPECT_NE(kept.out.find("the fit may not lower ctx_per_slot, slots, cache_ram_mib"),
@@ -139,7 +143,7 @@ TEST(CliLaunch, FitLowersCommandLineValuesOnlyWhenAsked) {
       << kept.out;
   auto fit_args = args;
   fit_args.push_back("--fit");
-  const auto fitted = run_cli_on("no-gpu", fit_args, {});
+  const auto fitted = run_with_stand_in("no-gpu", fit_args, {});
   ASSERT_EQ(fitted.exit_code, 0) << fitted.err << fitted.out;
   EXPECT_NE(fitted.out.find("to fit, gave up"), std::string::npos) << fitted.out;
   EXPECT_NE(fitted.out.find("ctx_per_slot 196608 → "), std::string::npos) << fitted.out;
@@ -154,10 +158,10 @@ TEST(CliLaunch, FitPriorityComesFromTheProfileAndIsChecked) {
                                  R"({"settings": {"slots": 3, "ctx_per_slot": 196608,
                                      "kv_unified": "off", "cache_ram_mib": 0,
                                      "fit_priority": ["slots", "ctx_per_slot"]}})");
-  const auto result = run_cli_on("no-gpu",
-                                 {"launch", "--dry-run", "--json", "--model", model, "--profile",
-                                  profile.string(), "--reserve", "2GB"},
-                                 {});
+  const auto result = run_with_stand_in("no-gpu",
+                                        {"launch", "--dry-run", "--json", "--model", model,
+                                         "--profile", profile.string(), "--reserve", "2GB"},
+                                        {});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["fit"]["priority"], json({"slots", "ctx_per_slot"}));
@@ -165,7 +169,7 @@ TEST(CliLaunch, FitPriorityComesFromTheProfileAndIsChecked) {
   EXPECT_EQ(doc["fit"]["given_up"][0]["setting"], "ctx_per_slot");
 
   const auto bad = dir.write("bad.json", R"({"settings": {"fit_priority": ["ctx", "slots"]}})");
-  const auto refused = run_cli_on(
+  const auto refused = run_with_stand_in(
       "no-gpu", {"launch", "--dry-run", "--model", model, "--profile", bad.string()}, {});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("fit_priority"), std::string::npos) << refused.err;
@@ -175,7 +179,7 @@ TEST(CliLaunch, NothingFitsSaysWhatToChange) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "m.gguf");
   // 12.3 GB available minus the default 12 GB reserve: nothing is left.
-  const auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", model}, {});
+  const auto result = run_with_stand_in("no-gpu", {"launch", "--dry-run", "--model", model}, {});
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_NE(result.out.find("Nothing fits with these settings"), std::string::npos) << result.out;
   // The fit tried and says why it could not.
@@ -208,7 +212,7 @@ TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
                 "not both"},
            Case{{"launch", "--dry-run", "--model", model, "--reserve", "lots"}, "--reserve"},
        }) {
-    const auto result = run_cli_on("gb10", c.args, {});
+    const auto result = run_with_stand_in("gb10", c.args, {});
     EXPECT_EQ(result.exit_code, 2) << c.expect << ": " << result.err;
     EXPECT_NE(result.err.find(c.expect), std::string::npos) << result.err;
   }
@@ -233,7 +237,7 @@ TEST(CliLaunch, CommandLineValuesAreCheckedLikeProfileValues) {
        }) {
     std::vector<std::string> args{"launch", "--dry-run", "--model", model};
     args.insert(args.end(), c.options.begin(), c.options.end());
-    const auto result = run_cli_on("gb10", args, {});
+    const auto result = run_with_stand_in("gb10", args, {});
     EXPECT_EQ(result.exit_code, 2) << c.options[0] << " " << c.options[1] << ": " << result.err;
     for (const std::string& text : c.expect) {
       EXPECT_NE(result.err.find(text), std::string::npos) << text << " in: " << result.err;
@@ -246,8 +250,8 @@ TEST(CliLaunch, ProfileGpuLayersMustBeAllOrANumber) {
   const std::string model = write_report_model(dir, "m.gguf");
   const std::string profile =
       dir.write("p.json", R"({"settings": {"gpu_layers": "banana"}})").string();
-  const auto result =
-      run_cli_on("gb10", {"launch", "--dry-run", "--model", model, "--profile", profile}, {});
+  const auto result = run_with_stand_in(
+      "gb10", {"launch", "--dry-run", "--model", model, "--profile", profile}, {});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("'gpu_layers' must be 'all' or a whole number"), std::string::npos)
       << result.err;
@@ -256,7 +260,7 @@ TEST(CliLaunch, ProfileGpuLayersMustBeAllOrANumber) {
 TEST(CliLaunch, CtxSizeZeroIsTheNativeContextPerSlot) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "m.gguf");
-  const auto result = run_cli_on(
+  const auto result = run_with_stand_in(
       "gb10", {"launch", "--dry-run", "--json", "--model", model, "--slots", "1", "-c", "0"}, {});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json doc = json::parse(result.out);
@@ -283,10 +287,11 @@ std::string write_llama_model(const testing::TempDir& dir) {
 TEST(CliLaunch, UnlimitedPromptCacheIsPlannedAtItsLargest) {
   testing::TempDir dir;
   const std::string model = write_llama_model(dir);
-  const auto result = run_cli_on("gb10",
-                                 {"launch", "--dry-run", "--json", "--model", model, "--slots", "2",
-                                  "--ctx-per-slot", "4096", "--cache-ram", "-1"},
-                                 {});
+  const auto result =
+      run_with_stand_in("gb10",
+                        {"launch", "--dry-run", "--json", "--model", model, "--slots", "2",
+                         "--ctx-per-slot", "4096", "--cache-ram", "-1"},
+                        {});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json doc = json::parse(result.out);
   // llama-server keeps at most n_ctx tokens of saved state: 8192 cells × 32 KiB.
@@ -300,15 +305,16 @@ TEST(CliLaunch, UnlimitedPromptCacheOfARecurrentModelIsRefusedOnGb10) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "m.gguf");
   const auto gb10 =
-      run_cli_on("gb10", {"launch", "--dry-run", "--model", model, "--cache-ram", "-1"}, {});
+      run_with_stand_in("gb10", {"launch", "--dry-run", "--model", model, "--cache-ram", "-1"}, {});
   EXPECT_EQ(gb10.exit_code, 2) << gb10.err;
   EXPECT_NE(gb10.err.find("--cache-ram -1 (no limit)"), std::string::npos) << gb10.err;
   EXPECT_NE(gb10.err.find("recurrent"), std::string::npos) << gb10.err;
 
-  const auto other = run_cli_on("x86-discrete",
-                                {"launch", "--dry-run", "--json", "--model", model, "--slots", "1",
-                                 "--ctx-per-slot", "4096", "--cache-ram", "-1"},
-                                {});
+  const auto other =
+      run_with_stand_in("x86-discrete",
+                        {"launch", "--dry-run", "--json", "--model", model, "--slots", "1",
+                         "--ctx-per-slot", "4096", "--cache-ram", "-1"},
+                        {});
   ASSERT_EQ(other.exit_code, 0) << other.err;
   const json doc = json::parse(other.out);
   EXPECT_GT(doc["plan"]["cache_ram_bytes"].get<std::uint64_t>(), 0u);
@@ -334,15 +340,15 @@ TEST(CliLaunch, SplitModelIsPlannedWithEveryShard) {
 
   const std::string path = (dir.path() / "Q-00001-of-00002.gguf").string();
   const auto result =
-      run_cli_on("gb10", {"launch", "--dry-run", "--json", "--model", path, "--no-mtp"}, {});
+      run_with_stand_in("gb10", {"launch", "--dry-run", "--json", "--model", path, "--no-mtp"}, {});
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.err;
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["plan"]["weights_bytes"], embedding + ffn);  // every shard, no MTP block
 
   // The same first shard under another name: its header still says 2 shards.
   std::filesystem::rename(dir.path() / "Q-00001-of-00002.gguf", dir.path() / "Q.gguf");
-  const auto renamed =
-      run_cli_on("gb10", {"launch", "--dry-run", "--model", (dir.path() / "Q.gguf").string()}, {});
+  const auto renamed = run_with_stand_in(
+      "gb10", {"launch", "--dry-run", "--model", (dir.path() / "Q.gguf").string()}, {});
   EXPECT_EQ(renamed.exit_code, 2) << renamed.err;
   EXPECT_NE(renamed.err.find("Q.gguf: the header says it is the first of 2 shards"),
             std::string::npos)
@@ -353,7 +359,7 @@ TEST(CliLaunch, SplitModelIsPlannedWithEveryShard) {
 TEST(CliLaunch, NothingFitsIsSaidTheSameOnStdoutAndStderr) {
   testing::TempDir dir;
   const std::string model = write_report_model(dir, "m.gguf");
-  const auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", model}, {});
+  const auto result = run_with_stand_in("no-gpu", {"launch", "--dry-run", "--model", model}, {});
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_NE(result.out.find("Nothing fits with these settings"), std::string::npos) << result.out;
   EXPECT_NE(result.err.find("Nothing fits with these settings"), std::string::npos) << result.err;
@@ -365,7 +371,7 @@ TEST(CliLaunch, MtpOnAModelWithoutTheHeadIsRefused) {
   const auto path = dir.path() / "plain.gguf";
   testing::report_model(64, 0).write(path);
   const auto result =
-      run_cli_on("gb10", {"launch", "--dry-run", "--model", path.string(), "--mtp"}, {});
+      run_with_stand_in("gb10", {"launch", "--dry-run", "--model", path.string(), "--mtp"}, {});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("no MTP head"), std::string::npos) << result.err;
 }

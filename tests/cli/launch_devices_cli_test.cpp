@@ -155,6 +155,120 @@ TEST(CliLaunchDevices, TwoGpusSplitByTensorSplitArePlannedPerDevice) {
   EXPECT_EQ(o["gpus"][0]["name"], "CUDA1");
 }
 
+// A gemma3 projector header: 896 px images in 14 px patches, a 1152-wide tower of 16 heads.
+std::string write_projector(const testing::TempDir& dir) {
+  testing::GgufWriter p;
+  p.add("general.architecture", testing::gguf_string("clip"));
+  p.add("clip.projector_type", testing::gguf_string("gemma3"));
+  p.add("clip.has_vision_encoder", testing::gguf_bool(true));
+  p.add("clip.vision.image_size", testing::gguf_uint32(896));
+  p.add("clip.vision.patch_size", testing::gguf_uint32(14));
+  p.add("clip.vision.embedding_length", testing::gguf_uint32(1152));
+  p.add("clip.vision.feed_forward_length", testing::gguf_uint32(4304));
+  p.add("clip.vision.block_count", testing::gguf_uint32(27));
+  p.add("clip.vision.attention.head_count", testing::gguf_uint32(16));
+  p.tensor("v.patch_embd.weight", {14, 14, 3, 1152}, gguf::GgmlType::f16);
+  p.tensor("mm.input_projection.weight", {2560, 1152}, gguf::GgmlType::f16);
+  const auto path = (dir.path() / "mmproj-gemma3.gguf").string();
+  p.write(path);
+  return path;
+}
+
+std::uint64_t u64(const json& value) {
+  return value.get<std::uint64_t>();
+}
+
+// The projector goes where clip_ctx puts it (tools/mtmd/clip.cpp, 3f545be): the first GPU of
+// ggml's registry (CUDA0) whatever --device says, -mmdev's device, or host memory with
+// --no-mmproj-offload; its weights and compute buffer count in that part's budget.
+TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 4);
+  const std::string mmproj = write_projector(dir);
+  const auto plan_of = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"--model", model, "--mmproj", mmproj, "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto result = launch_on("dgpu-2x", args);
+    EXPECT_EQ(result.exit_code, 0) << result.err << result.out;
+    return result.exit_code == 0 ? json::parse(result.out)["plan"] : json::object();
+  };
+  const json both = plan_of({});
+  ASSERT_TRUE(both["devices"].is_object()) << both.dump();
+  const std::uint64_t projector =
+      u64(both["projector_bytes"]) + u64(both["projector_compute_bytes"]);
+  ASSERT_GT(u64(both["projector_compute_bytes"]), 0u);
+  EXPECT_EQ(both["projector"]["buffer"], "CUDA0");
+  EXPECT_EQ(both["devices"]["gpus"][0]["projector_bytes"], projector);
+  EXPECT_EQ(both["devices"]["gpus"][1]["projector_bytes"], 0);
+  EXPECT_EQ(both["devices"]["host"]["projector_bytes"], 0);
+  // --device CUDA1: the layers on CUDA1, the projector still on CUDA0, which then holds a
+  // CUDA context and the projector only.
+  const json dev1 = plan_of({"--", "-dev", "CUDA1"});
+  ASSERT_EQ(dev1["devices"]["gpus"].size(), 2u) << dev1.dump();
+  const json& layers_gpu = dev1["devices"]["gpus"][0];
+  const json& projector_gpu = dev1["devices"]["gpus"][1];
+  EXPECT_EQ(layers_gpu["name"], "CUDA1");
+  EXPECT_EQ(layers_gpu["projector_bytes"], 0);
+  EXPECT_EQ(projector_gpu["name"], "CUDA0");
+  EXPECT_TRUE(projector_gpu["layers"].empty());
+  EXPECT_EQ(projector_gpu["projector_bytes"], projector);
+  EXPECT_GT(u64(projector_gpu["runtime_bytes"]), 0u);
+  EXPECT_EQ(projector_gpu["free_bytes"], 24'900'000'000ull);
+  EXPECT_EQ(projector_gpu["pci_bus_id"], "0000:01:00.0");
+  EXPECT_EQ(u64(projector_gpu["total_bytes"]), projector + u64(projector_gpu["runtime_bytes"]));
+
+  // -mmdev CUDA1: the projector on the second GPU.
+  const json mmdev = plan_of({"--", "-mmdev", "CUDA1"});
+  EXPECT_EQ(mmdev["projector"]["buffer"], "CUDA1");
+  EXPECT_EQ(mmdev["devices"]["gpus"][0]["projector_bytes"], 0);
+  EXPECT_EQ(mmdev["devices"]["gpus"][1]["projector_bytes"], projector);
+
+  // --no-mmproj-offload: host memory.
+  const json host = plan_of({"--no-mmproj-offload"});
+  EXPECT_EQ(host["projector"]["buffer"], "CPU");
+  EXPECT_EQ(host["devices"]["gpus"][0]["projector_bytes"], 0);
+  EXPECT_EQ(host["devices"]["host"]["projector_bytes"], projector);
+  EXPECT_EQ(
+      u64(host["devices"]["host"]["total_bytes"]) - u64(both["devices"]["host"]["total_bytes"]),
+      projector);
+}
+
+// The projector counts in its GPU's budget: with 50 MB more than the layers need on the GPU,
+// the plan fits without the projector (134 MB there) and is refused with it, naming CUDA0.
+TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
+  testing::TempDir dir;
+  const std::string model = write_llama(dir, 4);
+  const std::string mmproj = write_projector(dir);
+  // (--no-mmproj: launch picks up the one *mmproj*.gguf beside the model by itself)
+  const auto alone = launch_on("dgpu-24g", {"--model", model, "--no-mmproj", "--json"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const std::uint64_t layers =
+      u64(json::parse(alone.out)["plan"]["devices"]["gpus"][0]["total_bytes"]);
+  // One GPU: its part and the host's add up to the plan, the projector included.
+  const auto whole = launch_on("dgpu-24g", {"--model", model, "--mmproj", mmproj, "--json"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const json p = json::parse(whole.out)["plan"];
+  EXPECT_EQ(u64(p["devices"]["gpus"][0]["total_bytes"]) + u64(p["devices"]["host"]["total_bytes"]),
+            u64(p["total_bytes"]));
+  EXPECT_EQ(u64(p["devices"]["gpus"][0]["total_bytes"]) - layers,
+            u64(p["projector_bytes"]) + u64(p["projector_compute_bytes"]));
+  const std::string reserve = std::to_string(24'900'000'000ull - layers - 50'000'000ull);
+  const auto without = launch_on(
+      "dgpu-24g", {"--model", model, "--no-mmproj", "--gpu-reserve", reserve, "--no-fit"});
+  EXPECT_EQ(without.exit_code, 0) << without.err;
+  const auto with = launch_on(
+      "dgpu-24g", {"--model", model, "--mmproj", mmproj, "--gpu-reserve", reserve, "--no-fit"});
+  EXPECT_EQ(with.exit_code, 3) << with.err << with.out;
+  EXPECT_NE(with.err.find("CUDA0 (NVIDIA GeForce RTX 4090) needs"), std::string::npos) << with.err;
+  EXPECT_NE(with.out.find("+ mmproj"), std::string::npos) << with.out;
+  EXPECT_NE(with.err.find("--no-mmproj-offload keeps it in host memory"), std::string::npos)
+      << with.err;
+  // In host memory it fits again.
+  const auto on_host = launch_on("dgpu-24g", {"--model", model, "--mmproj", mmproj, "--gpu-reserve",
+                                              reserve, "--no-fit", "--no-mmproj-offload"});
+  EXPECT_EQ(on_host.exit_code, 0) << on_host.err;
+}
+
 // GB10 keeps one pool: no per-device plan, the budget is MemAvailable minus the reserve (K19).
 TEST(CliLaunchDevices, Gb10StillPlansAgainstMemAvailable) {
   testing::TempDir dir;

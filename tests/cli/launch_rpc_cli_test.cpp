@@ -24,17 +24,17 @@ using testing::FakeRpcWorker;
 using testing::WorkerBehaviour;
 using testing::WorkerConfig;
 
-constexpr std::uint64_t kGB = 1'000'000'000ull;
+constexpr std::uint64_t kRpcGB = 1'000'000'000ull;
 
-bool has(const std::string& text, const std::string& part) {
+bool rpc_has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-std::string at(int port) {
+std::string rpc_at(int port) {
   return "127.0.0.1:" + std::to_string(port);
 }
 
-WorkerConfig worker_with(std::uint64_t free, std::uint64_t total) {
+WorkerConfig rpc_worker_with(std::uint64_t free, std::uint64_t total) {
   WorkerConfig config;
   config.devices = std::vector<rpc::DeviceMemory>(1, rpc::DeviceMemory{free, total});
   return config;
@@ -65,7 +65,7 @@ testing::CliResult launch_rpc(const std::string& scenario, std::vector<std::stri
 
 // A llama of `layers` f16 blocks of n_embd 8192 (872 MB a block, 524 MB each for the token
 // embedding and the output; sparse on disk).
-std::string write_llama(const testing::TempDir& dir, std::uint32_t layers) {
+std::string rpc_write_llama(const testing::TempDir& dir, std::uint32_t layers) {
   testing::GgufWriter w;
   w.add("general.architecture", testing::gguf_string("llama"))
       .add("llama.block_count", testing::gguf_uint32(layers))
@@ -101,19 +101,19 @@ std::string write_llama(const testing::TempDir& dir, std::uint32_t layers) {
 // rest and the output layer on the head's CUDA0, the token embedding on the head's CPU.
 TEST(CliLaunchRpc, TwoSparksArePlannedPerNodeWithTheWorkerFirst) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 40);
-  FakeRpcWorker worker(worker_with(100 * kGB, 121 * kGB));
+  const std::string model = rpc_write_llama(dir, 40);
+  FakeRpcWorker worker(rpc_worker_with(100 * kRpcGB, 121 * kRpcGB));
   const auto result = launch_rpc(
-      "gb10", {"--model", model, "--backend", "cuda", "--rpc", at(worker.port()), "--json"});
+      "gb10", {"--model", model, "--backend", "cuda", "--rpc", rpc_at(worker.port()), "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   const json doc = json::parse(result.out);
   const json rpc = doc["rpc"];
   ASSERT_TRUE(rpc.is_object()) << result.out;
   EXPECT_EQ(rpc["workers"][0]["protocol_version"], "5.1.0");
-  EXPECT_EQ(rpc["workers"][0]["devices"][0]["free_bytes"], 100 * kGB);
+  EXPECT_EQ(rpc["workers"][0]["devices"][0]["free_bytes"], 100 * kRpcGB);
   const json worker_node = rpc["nodes"][0];
   const json head = rpc["nodes"][1];
-  EXPECT_EQ(worker_node["node"], at(worker.port()));
+  EXPECT_EQ(worker_node["node"], rpc_at(worker.port()));
   EXPECT_EQ(worker_node["devices"], json({"RPC0"}));
   EXPECT_EQ(worker_node["layers"].size(), 20u);
   EXPECT_EQ(worker_node["layers"].back(), 19);
@@ -132,17 +132,17 @@ TEST(CliLaunchRpc, TwoSparksArePlannedPerNodeWithTheWorkerFirst) {
   const json argv = doc["command_line"]["argv"];
   const auto rpc_arg = std::find(argv.begin(), argv.end(), "--rpc");
   ASSERT_NE(rpc_arg, argv.end()) << argv;
-  EXPECT_EQ(*(rpc_arg + 1), at(worker.port()));
+  EXPECT_EQ(*(rpc_arg + 1), rpc_at(worker.port()));
   EXPECT_EQ(rpc["workers"][0]["argv"], json({"ggml-rpc-server", "-H", "127.0.0.1", "-p",
                                              std::to_string(worker.port()), "-c"}));
 
   const auto text =
-      launch_rpc("gb10", {"--model", model, "--backend", "cuda", "--rpc", at(worker.port())});
+      launch_rpc("gb10", {"--model", model, "--backend", "cuda", "--rpc", rpc_at(worker.port())});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(has(text.out, "per node (RPC)")) << text.out;
-  EXPECT_TRUE(has(text.out, "layers 0-19 on RPC0")) << text.out;
-  EXPECT_TRUE(has(text.out, "gb10tune rpc start --host 127.0.0.1 --port " +
-                                std::to_string(worker.port()) + " --cache"))
+  EXPECT_TRUE(rpc_has(text.out, "per node (RPC)")) << text.out;
+  EXPECT_TRUE(rpc_has(text.out, "layers 0-19 on RPC0")) << text.out;
+  EXPECT_TRUE(rpc_has(text.out, "gb10tune rpc start --host 127.0.0.1 --port " +
+                                    std::to_string(worker.port()) + " --cache"))
       << text.out;
 }
 
@@ -150,17 +150,17 @@ TEST(CliLaunchRpc, TwoSparksArePlannedPerNodeWithTheWorkerFirst) {
 // hold it, the small one cannot hold its half. Refused, naming that worker.
 TEST(CliLaunchRpc, APlanThatFitsThePairButNotOneNodeIsRefusedNamingTheNode) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 40);
-  FakeRpcWorker big(worker_with(64 * kGB, 64 * kGB));
-  FakeRpcWorker small(worker_with(16 * kGB, 16 * kGB));
-  const std::string list = at(big.port()) + "," + at(small.port());
+  const std::string model = rpc_write_llama(dir, 40);
+  FakeRpcWorker big(rpc_worker_with(64 * kRpcGB, 64 * kRpcGB));
+  FakeRpcWorker small(rpc_worker_with(16 * kRpcGB, 16 * kRpcGB));
+  const std::string list = rpc_at(big.port()) + "," + rpc_at(small.port());
   const auto refused = launch_rpc("gb10", {"--model", model, "--backend", "cpu", "--no-fit",
                                            "--rpc", list, "--", "-ts", "1,1"});
   ASSERT_EQ(refused.exit_code, 3) << refused.err << refused.out;
-  EXPECT_TRUE(has(refused.err, "RPC worker " + at(small.port()) + " needs")) << refused.err;
-  EXPECT_FALSE(has(refused.err, "RPC worker " + at(big.port()) + " needs")) << refused.err;
-  EXPECT_TRUE(has(refused.err, "the split, not the sum, is short")) << refused.err;
-  EXPECT_TRUE(has(refused.out, "DOES NOT FIT")) << refused.out;
+  EXPECT_TRUE(rpc_has(refused.err, "RPC worker " + rpc_at(small.port()) + " needs")) << refused.err;
+  EXPECT_FALSE(rpc_has(refused.err, "RPC worker " + rpc_at(big.port()) + " needs")) << refused.err;
+  EXPECT_TRUE(rpc_has(refused.err, "the split, not the sum, is short")) << refused.err;
+  EXPECT_TRUE(rpc_has(refused.out, "DOES NOT FIT")) << refused.out;
 
   // By free memory (llama.cpp's default) the small worker gets its share and it fits.
   const auto by_free =
@@ -175,94 +175,99 @@ TEST(CliLaunchRpc, APlanThatFitsThePairButNotOneNodeIsRefusedNamingTheNode) {
 
 TEST(CliLaunchRpc, AWorkerThatIsDownIsRefusedNamingIt) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   FakeRpcWorker up(WorkerConfig{});
   const int down = testing::free_tcp_port();
   const auto result =
-      launch_rpc("gb10", {"--model", model, "--rpc", at(up.port()) + "," + at(down)});
+      launch_rpc("gb10", {"--model", model, "--rpc", rpc_at(up.port()) + "," + rpc_at(down)});
   EXPECT_EQ(result.exit_code, 5) << result.err;
-  EXPECT_TRUE(has(result.err, "RPC worker " + at(down) + " is not reachable")) << result.err;
-  EXPECT_TRUE(has(result.err, "gb10tune rpc start --host 127.0.0.1 --port " + std::to_string(down)))
+  EXPECT_TRUE(rpc_has(result.err, "RPC worker " + rpc_at(down) + " is not reachable"))
+      << result.err;
+  EXPECT_TRUE(
+      rpc_has(result.err, "gb10tune rpc start --host 127.0.0.1 --port " + std::to_string(down)))
       << result.err;
 }
 
 TEST(CliLaunchRpc, AWorkerOfAnotherProtocolVersionIsRefusedNamingBothVersions) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   WorkerConfig config;
   config.version = {6, 0, 0};
   FakeRpcWorker worker(config);
-  const auto result = launch_rpc("gb10", {"--model", model, "--rpc", at(worker.port())});
+  const auto result = launch_rpc("gb10", {"--model", model, "--rpc", rpc_at(worker.port())});
   EXPECT_EQ(result.exit_code, 2) << result.err;
-  EXPECT_TRUE(has(result.err, "RPC worker " + at(worker.port()) + " speaks RPC protocol 6.0.0"))
+  EXPECT_TRUE(
+      rpc_has(result.err, "RPC worker " + rpc_at(worker.port()) + " speaks RPC protocol 6.0.0"))
       << result.err;
-  EXPECT_TRUE(has(result.err, "speaks 5.1.0")) << result.err;
+  EXPECT_TRUE(rpc_has(result.err, "speaks 5.1.0")) << result.err;
 }
 
 // Garbage, a close mid-hello or silence: refused within the worker timeout, never a hang.
 TEST(CliLaunchRpc, AWorkerThatMisbehavesIsRefusedInBoundedTime) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   for (const auto behaviour :
        {WorkerBehaviour::garbage, WorkerBehaviour::close_mid_hello, WorkerBehaviour::silent}) {
     WorkerConfig config;
     config.behaviour = behaviour;
     FakeRpcWorker worker(config);
     const auto start = std::chrono::steady_clock::now();
-    const auto result = launch_rpc("gb10", {"--model", model, "--rpc", at(worker.port())});
+    const auto result = launch_rpc("gb10", {"--model", model, "--rpc", rpc_at(worker.port())});
     const auto took = std::chrono::steady_clock::now() - start;
     EXPECT_EQ(result.exit_code, 5) << result.err;
-    EXPECT_TRUE(has(result.err, "RPC worker " + at(worker.port()))) << result.err;
+    EXPECT_TRUE(rpc_has(result.err, "RPC worker " + rpc_at(worker.port()))) << result.err;
     EXPECT_LT(took, std::chrono::seconds(12));
   }
 }
 
 TEST(CliLaunchRpc, PrintSystemdGivesTheHeadAndEachWorkerAUnit) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   const auto result = launch_rpc("gb10", {"--model", model, "--print", "systemd", "--", "--rpc",
                                           "192.168.100.2:50052,192.168.100.3:50052"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_TRUE(has(result.out, "# node: head")) << result.out;
-  EXPECT_TRUE(has(result.out, "--rpc 192.168.100.2:50052,192.168.100.3:50052")) << result.out;
-  EXPECT_TRUE(has(result.out, "# node: RPC worker 192.168.100.2:50052")) << result.out;
-  EXPECT_TRUE(has(result.out, "ExecStart=ggml-rpc-server -H 192.168.100.3 -p 50052 -c"))
+  EXPECT_TRUE(rpc_has(result.out, "# node: head")) << result.out;
+  EXPECT_TRUE(rpc_has(result.out, "--rpc 192.168.100.2:50052,192.168.100.3:50052")) << result.out;
+  EXPECT_TRUE(rpc_has(result.out, "# node: RPC worker 192.168.100.2:50052")) << result.out;
+  EXPECT_TRUE(rpc_has(result.out, "ExecStart=ggml-rpc-server -H 192.168.100.3 -p 50052 -c"))
       << result.out;
-  EXPECT_TRUE(has(result.out, "UnsetEnvironment=GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << result.out;
+  EXPECT_TRUE(rpc_has(result.out, "UnsetEnvironment=GGML_CUDA_ENABLE_UNIFIED_MEMORY"))
+      << result.out;
 }
 
 // The fixture's own build (no RPC backend) has no --rpc: refused before any worker is asked.
 TEST(CliLaunchRpc, ABuildWithoutTheRpcBackendIsRefused) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   const auto result =
       testing::run_cli_on("gb10",
                           {"launch", "--llama-server", testing::stand_in_server_path().string(),
                            "--dry-run", "--model", model, "--rpc", "192.168.100.2:50052"},
                           {});
   EXPECT_EQ(result.exit_code, 2) << result.err;
-  EXPECT_TRUE(has(result.err, "-DGGML_RPC=ON")) << result.err;
+  EXPECT_TRUE(rpc_has(result.err, "-DGGML_RPC=ON")) << result.err;
 }
 
 // LLAMA_ARG_RPC in the environment would send the server to workers nobody planned (K16):
 // taken as --rpc, so a worker that is down is refused like one given on the command line.
 TEST(CliLaunchRpc, LlamaArgRpcInTheEnvironmentIsPlannedAsRpc) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   const int down = testing::free_tcp_port();
   platform::Environment env;
-  env.set("LLAMA_ARG_RPC", at(down));
+  env.set("LLAMA_ARG_RPC", rpc_at(down));
   const auto result = testing::run_cli_on(
       "gb10", {"launch", "--llama-server", rpc_server_wrapper(), "--dry-run", "--model", model},
       env);
   EXPECT_EQ(result.exit_code, 5) << result.err;
-  EXPECT_TRUE(has(result.err, "LLAMA_ARG_RPC=" + at(down))) << result.err;
-  EXPECT_TRUE(has(result.err, "RPC worker " + at(down) + " is not reachable")) << result.err;
+  EXPECT_TRUE(rpc_has(result.err, "LLAMA_ARG_RPC=" + rpc_at(down))) << result.err;
+  EXPECT_TRUE(rpc_has(result.err, "RPC worker " + rpc_at(down) + " is not reachable"))
+      << result.err;
 }
 
 TEST(CliLaunchRpc, BadWorkerListsAreUsageErrors) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = rpc_write_llama(dir, 4);
   for (const char* bad : {"spark2", "a:1,a:1", "0.0.0.0:"}) {
     const auto result = launch_rpc("gb10", {"--model", model, "--rpc", bad});
     EXPECT_EQ(result.exit_code, 2) << bad << result.err;

@@ -58,6 +58,57 @@ TEST(CliProbe, NoGpuTextMatchesGolden) {
   testing::expect_golden("probe-no-gpu.txt", result.out);
 }
 
+// A discrete GPU: the budgets launch plans against, one per GPU (NVML free − the GPU
+// reserve) and one for the host (MemAvailable − the reserve), shown apart.
+TEST(CliProbe, DiscreteGpusShowEachDevicesBudgetAndTheHostsApart) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("dgpu-2x", {"probe", "--json", "--no-save"}, env_with_state(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  const json& b = doc["budgets"];
+  EXPECT_EQ(b["pool"], "per-device");
+  ASSERT_EQ(b["gpus"].size(), 2u);
+  EXPECT_EQ(b["gpus"][1]["name"], "CUDA1");
+  EXPECT_EQ(b["gpus"][1]["pci_bus_id"], "0000:02:00.0");
+  EXPECT_EQ(b["gpus"][0]["free_bytes"], 24'900'000'000ull);
+  EXPECT_EQ(b["gpus"][0]["total_bytes"], 25393692672ull);
+  EXPECT_EQ(b["gpus"][0]["reserve_bytes"], 1ull << 30);
+  EXPECT_EQ(b["gpus"][0]["available_bytes"], 24'900'000'000ull - (1ull << 30));
+  // dgpu-2x: MemAvailable 125000000 kB, no cgroup limit below it.
+  EXPECT_EQ(b["host_available_bytes"], 125'000'000ull * 1024 - 12'000'000'000ull);
+
+  const auto reserved = run_cli_on(
+      "dgpu-2x", {"probe", "--json", "--no-save", "--gpu-reserve", "2GiB", "--reserve", "4GB"},
+      env_with_state(dir));
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  const json r = json::parse(reserved.out)["budgets"];
+  EXPECT_EQ(r["gpus"][1]["available_bytes"], 24'900'000'000ull - (2ull << 30));
+  EXPECT_EQ(r["host_available_bytes"], 125'000'000ull * 1024 - 4'000'000'000ull);
+
+  const auto bad =
+      run_cli_on("dgpu-2x", {"probe", "--no-save", "--gpu-reserve", "lots"}, env_with_state(dir));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--gpu-reserve 'lots' is not a size"), std::string::npos) << bad.err;
+}
+
+TEST(CliProbe, DiscreteGpusTextMatchesGolden) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("dgpu-2x", {"probe", "--no-save"}, env_with_state(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  testing::expect_golden("probe-dgpu-2x.txt", result.out);
+}
+
+// GB10 keeps one pool: no GPU budgets, the host budget is everything's.
+TEST(CliProbe, Gb10HasOnePool) {
+  testing::TempDir dir;
+  const auto result = run_cli_on("gb10", {"probe", "--json", "--no-save"}, env_with_state(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json b = json::parse(result.out)["budgets"];
+  EXPECT_EQ(b["pool"], "one");
+  EXPECT_TRUE(b["gpus"].empty());
+  EXPECT_EQ(b["host_available_bytes"], 109876544ull * 1024 - 12'000'000'000ull);
+}
+
 TEST(CliProbe, SavesTheDocumentUnderTheStateDir) {
   testing::TempDir dir;
   const auto result = run_cli_on("x86-discrete", {"probe", "--json"}, env_with_state(dir));

@@ -15,15 +15,6 @@
 namespace gb10tune::testing {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool alive(int pid) {
-  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
-  return stat && !stat->exited();
-}
-
 struct RpcFixture {
   TempDir dir;
   std::vector<std::string> env{"XDG_STATE_HOME=" + dir.path().string(),
@@ -54,7 +45,7 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
   ASSERT_EQ(started.exit_code, 0) << started.out << started.out;
   const auto doc = nlohmann::json::parse(started.out.substr(started.out.find("{\n")));
   const int pid = doc.at("pid").get<int>();
-  EXPECT_TRUE(alive(pid));
+  EXPECT_TRUE(process_alive(pid));
   EXPECT_EQ(doc.at("worker").at("protocol_version"), "5.1.0");
   EXPECT_EQ(doc.at("worker").at("devices").at(0).at("free_bytes"), 20ull << 30);
   EXPECT_EQ(doc.at("env_removed"), nlohmann::json::array({"GGML_CUDA_ENABLE_UNIFIED_MEMORY"}));
@@ -78,7 +69,7 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
 
   auto stopped = f.rpc({"stop", "--port", port});
   EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
-  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(process_alive(pid));
   EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.pid"));
 
   auto after = f.rpc({"status", "--port", port});

@@ -16,12 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-bool alive(int pid) {
+bool flow_alive(int pid) {
   const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
   return stat && !stat->exited();
 }
 
-json document(const std::string& out) {
+json flow_document(const std::string& out) {
   const auto at = out.find("{\n");
   return at == std::string::npos ? json() : json::parse(out.substr(at));
 }
@@ -46,7 +46,7 @@ TEST(CliRpcFlow, TwoStandInWorkersLaunchVerifyStop) {
         {"rpc", "start", "--port", port, "--server-bin", GB10TUNE_STAND_IN_RPC_SERVER, "--json"},
         env);
     ASSERT_EQ(started.exit_code, 0) << started.out;
-    pids.push_back(document(started.out).at("pid").get<int>());
+    pids.push_back(flow_document(started.out).at("pid").get<int>());
   }
   const std::string workers = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
   const auto launched = run_binary(
@@ -55,7 +55,7 @@ TEST(CliRpcFlow, TwoStandInWorkersLaunchVerifyStop) {
        "--ctx-per-slot", "4096", "--cache-ram", "0", "--reserve", "0", "--json"},
       env);
   ASSERT_EQ(launched.exit_code, 0) << launched.out;
-  const json doc = document(launched.out);
+  const json doc = flow_document(launched.out);
   const int head = doc.at("started").at("pid").get<int>();
   pids.push_back(head);
   ASSERT_EQ(doc.at("rpc").at("nodes").size(), 3u);
@@ -67,7 +67,7 @@ TEST(CliRpcFlow, TwoStandInWorkersLaunchVerifyStop) {
 
   const auto verified = run_binary({"verify", "--json"}, env);
   EXPECT_EQ(verified.exit_code, 0) << verified.out;
-  const json report = document(verified.out);
+  const json report = flow_document(verified.out);
   int reachable = 0;
   for (const json& check : report.at("servers").at(0).at("checks")) {
     if (check.at("group") != "rpc") {
@@ -94,7 +94,7 @@ TEST(CliRpcFlow, TwoStandInWorkersLaunchVerifyStop) {
     EXPECT_EQ(run_binary({"rpc", "stop", "--port", port}, env).exit_code, 0);
   }
   for (const int pid : pids) {
-    EXPECT_FALSE(alive(pid)) << pid;
+    EXPECT_FALSE(flow_alive(pid)) << pid;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_context.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -24,16 +25,7 @@ using namespace std::chrono_literals;
 using launch::PidFileState;
 using launch::StartFailure;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // True while `pid` exists and has not exited (a zombie counts as exited).
-bool alive(int pid) {
-  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
-  return stat && !stat->exited();
-}
-
 // Reaps `pid` if it is our child (start_server's children are this test's children).
 void reap(int pid) {
   int status = 0;
@@ -92,7 +84,7 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   // The server did not inherit the lock: released here, it is free while the server runs.
   lock.reset();
   EXPECT_TRUE(launch::LaunchLock::acquire(f.paths));
-  EXPECT_TRUE(alive(pid));
+  EXPECT_TRUE(process_alive(pid));
   EXPECT_GE(started.result->to_ready, 300ms);
 
   EXPECT_EQ(read_text(f.paths.pid_file), std::to_string(pid) + "\n");
@@ -128,7 +120,7 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   ASSERT_TRUE(stopped) << stopped.error().message;
   EXPECT_EQ(stopped->pid, pid);
   EXPECT_FALSE(stopped->killed);
-  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(process_alive(pid));
   reap(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   EXPECT_FALSE(std::filesystem::exists(f.paths.record));
@@ -304,7 +296,7 @@ TEST(CliServerProcess, InterruptStopsTheServer) {
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ExitCode::interrupted) << result.error().message;
   ASSERT_GT(seen_pid, 0);
-  EXPECT_FALSE(alive(seen_pid));
+  EXPECT_FALSE(process_alive(seen_pid));
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
 }
 
@@ -317,7 +309,7 @@ TEST(CliServerProcess, StopNeedsSigkillWhenSigtermIsIgnored) {
   ASSERT_TRUE(stopped) << stopped.error().message;
   EXPECT_TRUE(stopped->killed);
   EXPECT_GE(stopped->took, 500ms);
-  EXPECT_FALSE(alive(started.result->pid));
+  EXPECT_FALSE(process_alive(started.result->pid));
   reap(started.result->pid);
   EXPECT_TRUE(contains(read_text(f.paths.log), "killed with SIGKILL"));
 }
@@ -413,10 +405,10 @@ TEST(CliPidFile, StaleWhenThePidWasReusedAndThatProcessIsNeverSignalled) {
   const auto stopped = launch::stop_server(platform::Sysroot(), paths, 100ms);
   EXPECT_FALSE(stopped);
   EXPECT_FALSE(sleeper->poll());  // still running
-  EXPECT_TRUE(alive(sleeper->pid()));
+  EXPECT_TRUE(process_alive(sleeper->pid()));
   // stop_process checks the start time too.
   EXPECT_FALSE(launch::stop_process(platform::Sysroot(), sleeper->pid(), 999, 100ms));
-  EXPECT_TRUE(alive(sleeper->pid()));
+  EXPECT_TRUE(process_alive(sleeper->pid()));
   sleeper->terminate(1s);
 }
 

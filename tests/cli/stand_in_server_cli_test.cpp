@@ -10,6 +10,7 @@
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/platform/http_client.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_context.hpp"
 #include "support/test_models.hpp"
 
 namespace gb10tune::testing {
@@ -20,12 +21,8 @@ using platform::http_get;
 using platform::http_post_json;
 using platform::Url;
 
-Url local(int port) {
+Url local_url(int port) {
   return Url{"http", "127.0.0.1", port, ""};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 const char* const kChat = R"({"messages":[{"role":"user","content":"hi"}],"stream":false})";
@@ -84,7 +81,7 @@ TEST(CliStandIn, HealthIsLoadingThenReady) {
   bool saw_loading = false;
   const auto deadline = std::chrono::steady_clock::now() + 1s;
   while (!saw_loading && std::chrono::steady_clock::now() < deadline) {
-    const auto health = http_get(local(port), "/health", 500ms);
+    const auto health = http_get(local_url(port), "/health", 500ms);
     if (health) {
       ASSERT_EQ(health->status, 503) << health->body;
       EXPECT_EQ(nlohmann::json::parse(health->body),
@@ -98,7 +95,7 @@ TEST(CliStandIn, HealthIsLoadingThenReady) {
   }
   EXPECT_TRUE(saw_loading);
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto health = http_get(local(port), "/health", 1s);
+  const auto health = http_get(local_url(port), "/health", 1s);
   ASSERT_TRUE(health);
   EXPECT_EQ(health->body, R"({"status":"ok"})");
   EXPECT_EQ(http::classify_health(*health), http::HealthState::ready);
@@ -204,7 +201,7 @@ TEST(CliStandIn, SigtermIgnoredWhenAsked) {
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
   server.send(SIGTERM);
   EXPECT_FALSE(server.wait_exit(500ms).has_value());
-  const auto health = http_get(local(port), "/health", 1s);
+  const auto health = http_get(local_url(port), "/health", 1s);
   ASSERT_TRUE(health) << health.error().message;
   EXPECT_EQ(health->status, 200);
   const auto exit = server.stop(300ms);
@@ -216,7 +213,7 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   StandInServer server(
       {"--port", std::to_string(port), "-np", "3", "-c", "30000", "-m", "/models/q.gguf"});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto props_answer = http_get(local(port), "/props", 1s);
+  const auto props_answer = http_get(local_url(port), "/props", 1s);
   ASSERT_TRUE(props_answer);
   const auto props = http::parse_props(props_answer->body);
   ASSERT_TRUE(props) << props.error().message;
@@ -226,7 +223,7 @@ TEST(CliStandIn, PropsAndSlotsFollowParallelAndContext) {
   EXPECT_EQ(props->model_path, "/models/q.gguf");
   EXPECT_EQ(props->speculative_types, "none");
   EXPECT_FALSE(props->build_info.empty());
-  const auto slots_answer = http_get(local(port), "/slots", 1s);
+  const auto slots_answer = http_get(local_url(port), "/slots", 1s);
   ASSERT_TRUE(slots_answer);
   const auto slots = http::parse_slots(slots_answer->body);
   ASSERT_TRUE(slots) << slots.error().message;
@@ -245,13 +242,13 @@ TEST(CliStandIn, UnifiedPoolAndSpeculativeFromTheTunedCommand) {
                         "-fa", "on", "--spec-type", "draft-mtp", "--spec-draft-n-max", "4", "-kvu",
                         "--cache-ram", "24576", "--jinja"});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  const auto props = http::parse_props(http_get(local_url(port), "/props", 1s)->body);
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 3u);
   EXPECT_EQ(props->n_ctx_per_slot, 262144u);  // one slot may grow to the training context
   // As in 3f545be: /props shows the request default, /slots what the server runs.
   EXPECT_EQ(props->speculative_types, "none");
-  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  const auto slots = http::parse_slots(http_get(local_url(port), "/slots", 1s)->body);
   ASSERT_TRUE(slots) << slots.error().message;
   ASSERT_EQ(slots->size(), 3u);
   for (const auto& slot : *slots) {
@@ -265,7 +262,7 @@ TEST(CliStandIn, FailedDraftContextLeavesTheSlotsWithoutOne) {
   StandInServer server({"--port", std::to_string(port), "-np", "2", "--spec-type", "draft-mtp"},
                        {{"STANDIN_SPEC_FAILS", "1"}});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  const auto slots = http::parse_slots(http_get(local_url(port), "/slots", 1s)->body);
   ASSERT_TRUE(slots) << slots.error().message;
   ASSERT_EQ(slots->size(), 2u);
   EXPECT_EQ(slots->front().speculative, false);
@@ -281,7 +278,7 @@ TEST(CliStandIn, TrainingContextComesFromTheModelHeader) {
   StandInServer server(
       {"--port", std::to_string(port), "-m", model.string(), "-c", "24576", "-np", "3", "-kvu"});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  const auto props = http::parse_props(http_get(local_url(port), "/props", 1s)->body);
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->n_ctx_per_slot, 4096u);  // capped at the model's training context
   EXPECT_TRUE(contains(server.log(), "n_slots = 3, n_ctx_slot = 4096, kv_unified = 'true'"))
@@ -331,8 +328,8 @@ TEST(CliStandIn, PropsAndSlotsLikeTheCapturedRealServer) {
         nlohmann::json::parse(read_text(fixture(captures + scenario + ".props.json")));
     const auto real_slots =
         nlohmann::json::parse(read_text(fixture(captures + scenario + ".slots.json")));
-    const auto props = nlohmann::json::parse(http_get(local(port), "/props", 1s)->body);
-    const auto slots = nlohmann::json::parse(http_get(local(port), "/slots", 1s)->body);
+    const auto props = nlohmann::json::parse(http_get(local_url(port), "/props", 1s)->body);
+    const auto slots = nlohmann::json::parse(http_get(local_url(port), "/slots", 1s)->body);
     expect_same_shape(props, real_props, "/props");
     expect_same_shape(slots, real_slots, "/slots");
     EXPECT_EQ(props["total_slots"], real_props["total_slots"]);
@@ -346,8 +343,8 @@ TEST(CliStandIn, PropsAndSlotsLikeTheCapturedRealServer) {
       EXPECT_EQ(slots[i]["speculative"], real_slots[i]["speculative"]);
     }
     // After one request: that request's parameters, in the real shape.
-    ASSERT_TRUE(http_post_json(local(port), "/v1/chat/completions", kChat, 2s));
-    const auto after = nlohmann::json::parse(http_get(local(port), "/slots", 1s)->body);
+    ASSERT_TRUE(http_post_json(local_url(port), "/v1/chat/completions", kChat, 2s));
+    const auto after = nlohmann::json::parse(http_get(local_url(port), "/slots", 1s)->body);
     const auto real_after =
         nlohmann::json::parse(read_text(fixture(captures + scenario + ".slots-after.json")));
     for (const auto& slot : after) {
@@ -365,7 +362,7 @@ TEST(CliStandIn, DefaultsAndEnvironmentFallbacks) {
   const int port = free_tcp_port();
   StandInServer server({}, {{"LLAMA_ARG_PORT", std::to_string(port)}});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto props = http::parse_props(http_get(local(port), "/props", 1s)->body);
+  const auto props = http::parse_props(http_get(local_url(port), "/props", 1s)->body);
   ASSERT_TRUE(props) << props.error().message;
   EXPECT_EQ(props->total_slots, 4u);
   EXPECT_EQ(props->n_ctx_per_slot, 262144u);
@@ -384,7 +381,7 @@ TEST(CliStandIn, TimingsCycleThroughTheFile) {
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
   const double expected[] = {25, 20, 25};
   for (const double decode : expected) {
-    const auto answer = http_post_json(local(port), "/v1/chat/completions", kChat, 2s);
+    const auto answer = http_post_json(local_url(port), "/v1/chat/completions", kChat, 2s);
     ASSERT_TRUE(answer) << answer.error().message;
     ASSERT_EQ(answer->status, 200) << answer->body;
     const auto parsed = http::parse_completion_timings(answer->body);
@@ -395,7 +392,7 @@ TEST(CliStandIn, TimingsCycleThroughTheFile) {
     EXPECT_FALSE(doc["choices"][0]["message"]["content"].get<std::string>().empty());
     EXPECT_EQ(doc["usage"]["completion_tokens"], decode == 25 ? 50 : 60);
   }
-  const auto raw = http_post_json(local(port), "/completion", R"({"prompt":"hi"})", 2s);
+  const auto raw = http_post_json(local_url(port), "/completion", R"({"prompt":"hi"})", 2s);
   ASSERT_TRUE(raw);
   const auto parsed = http::parse_completion_timings(raw->body);
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -406,11 +403,11 @@ TEST(CliStandIn, StreamingAndBadBodiesAreRefused) {
   const int port = free_tcp_port();
   StandInServer server({"--port", std::to_string(port)});
   ASSERT_TRUE(server.wait_ready(port, 10s)) << server.log();
-  const auto stream =
-      http_post_json(local(port), "/v1/chat/completions", R"({"messages":[],"stream":true})", 2s);
+  const auto stream = http_post_json(local_url(port), "/v1/chat/completions",
+                                     R"({"messages":[],"stream":true})", 2s);
   ASSERT_TRUE(stream);
   EXPECT_EQ(stream->status, 400);
-  const auto garbage = http_post_json(local(port), "/completion", "not json", 2s);
+  const auto garbage = http_post_json(local_url(port), "/completion", "not json", 2s);
   ASSERT_TRUE(garbage);
   EXPECT_EQ(garbage->status, 400);
   EXPECT_FALSE(http::parse_completion_timings(garbage->body));
@@ -425,13 +422,13 @@ TEST(CliStandIn, CompletionsRunConcurrently) {
   std::vector<std::future<bool>> answers;
   for (int i = 0; i < 3; ++i) {
     answers.push_back(std::async(std::launch::async, [port] {
-      const auto answer = http_post_json(local(port), "/v1/chat/completions", kChat, 5s);
+      const auto answer = http_post_json(local_url(port), "/v1/chat/completions", kChat, 5s);
       return answer && answer->status == 200;
     }));
   }
   // While they run, /slots shows busy slots.
   std::this_thread::sleep_for(300ms);
-  const auto slots = http::parse_slots(http_get(local(port), "/slots", 1s)->body);
+  const auto slots = http::parse_slots(http_get(local_url(port), "/slots", 1s)->body);
   ASSERT_TRUE(slots) << slots.error().message;
   int busy = 0;
   for (const auto& slot : *slots) {
@@ -448,13 +445,13 @@ TEST(CliStandIn, MetricsOnlyWithTheFlag) {
   const int port = free_tcp_port();
   StandInServer plain({"--port", std::to_string(port)});
   ASSERT_TRUE(plain.wait_ready(port, 10s)) << plain.log();
-  EXPECT_EQ(http_get(local(port), "/metrics", 1s)->status, 501);
+  EXPECT_EQ(http_get(local_url(port), "/metrics", 1s)->status, 501);
   plain.stop();
 
   const int port2 = free_tcp_port();
   StandInServer metrics({"--port", std::to_string(port2), "--metrics"});
   ASSERT_TRUE(metrics.wait_ready(port2, 10s)) << metrics.log();
-  const auto answer = http_get(local(port2), "/metrics", 1s);
+  const auto answer = http_get(local_url(port2), "/metrics", 1s);
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->status, 200);
   EXPECT_TRUE(contains(answer->body, "llamacpp:prompt_tokens_total ")) << answer->body;

@@ -12,20 +12,12 @@
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
+#include "support/test_context.hpp"
 
 namespace gb10tune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool alive(int pid) {
-  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
-  return stat && !stat->exited();
-}
 
 // Sets an environment variable of this process (and so of run_binary's children) for a scope.
 class ScopedEnv {
@@ -73,7 +65,7 @@ struct StopFixture {
   }
 };
 
-void reap(int pid) {
+void reap_stopped(int pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
 }
@@ -94,8 +86,8 @@ TEST(CliStop, StopsTheLaunchedServer) {
   EXPECT_TRUE(
       contains(result.out, fmt::format("stopped llama-server (pid {}): ended on SIGTERM", pid)))
       << result.out;
-  EXPECT_FALSE(alive(pid));
-  reap(pid);
+  EXPECT_FALSE(process_alive(pid));
+  reap_stopped(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   // A second stop has nothing to do.
   const CliResult again = run_binary({"stop"});
@@ -117,8 +109,8 @@ TEST(CliStop, KillsAfterTheTimeoutAndReportsJson) {
   EXPECT_EQ(doc["processes"][0]["pid"], pid);
   EXPECT_EQ(doc["processes"][0]["stopped"], true);
   EXPECT_EQ(doc["processes"][0]["killed"], true);
-  EXPECT_FALSE(alive(pid));
-  reap(pid);
+  EXPECT_FALSE(process_alive(pid));
+  reap_stopped(pid);
 }
 
 TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {
@@ -142,7 +134,7 @@ TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {
   EXPECT_TRUE(contains(result.out, "nothing was signalled")) << result.out;
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   EXPECT_FALSE(sleeper->poll());
-  EXPECT_TRUE(alive(sleeper->pid()));
+  EXPECT_TRUE(process_alive(sleeper->pid()));
   sleeper->terminate(1s);
 }
 

@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 using testing::run_cli_on;
 
-platform::Environment env_with_state(const testing::TempDir& dir) {
+platform::Environment verify_env_with_state(const testing::TempDir& dir) {
   platform::Environment env;
   env.set("HOME", (dir.path() / "home").string());
   env.set("XDG_STATE_HOME", (dir.path() / "state").string());
@@ -48,16 +48,16 @@ void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
 
 TEST(CliVerify, ManagedServerFailsWithTheChecklist) {
   testing::TempDir dir;
-  const auto result =
-      run_cli_on("verify-managed", {"verify", "--server-help", server_help()}, env_with_state(dir));
+  const auto result = run_cli_on("verify-managed", {"verify", "--server-help", server_help()},
+                                 verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1) << result.err;
   testing::expect_golden("verify-managed.txt", result.out);
 }
 
 TEST(CliVerify, CleanServerTextMatchesGolden) {
   testing::TempDir dir;
-  const auto result =
-      run_cli_on("verify-clean", {"verify", "--server-help", server_help()}, env_with_state(dir));
+  const auto result = run_cli_on("verify-clean", {"verify", "--server-help", server_help()},
+                                 verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 0) << result.err;
   testing::expect_golden("verify-clean.txt", result.out);
 }
@@ -67,28 +67,28 @@ TEST(CliVerify, CleanServerTextMatchesGolden) {
 TEST(CliVerify, CpuOnlyServerFailsTheGpuChecks) {
   testing::TempDir dir;
   const auto result = run_cli_on("verify-cpu-only", {"verify", "--server-help", server_help()},
-                                 env_with_state(dir));
+                                 verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1) << result.err;
   testing::expect_golden("verify-cpu-only.txt", result.out);
 }
 
 TEST(CliVerify, UnreadableEnvironFailsAndSaysSudo) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-unreadable", {"verify"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-unreadable", {"verify"}, verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1);
   testing::expect_golden("verify-unreadable.txt", result.out);
 }
 
 TEST(CliVerify, ScriptNamedLlamaServerIsNotAServer) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-script", {"verify"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-script", {"verify"}, verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1);
   testing::expect_golden("verify-script.txt", result.out);
 }
 
 TEST(CliVerify, ZombieJson) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-zombie", {"verify", "--json"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-zombie", {"verify", "--json"}, verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1);
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["schema_version"], 1);
@@ -104,7 +104,8 @@ TEST(CliVerify, ZombieJson) {
 TEST(CliVerify, ReusedPidOfTheLaunchRecordFails) {
   testing::TempDir dir;
   write_record(dir, 4242, 123456);
-  const auto result = run_cli_on("verify-pid-reuse", {"verify", "--json"}, env_with_state(dir));
+  const auto result =
+      run_cli_on("verify-pid-reuse", {"verify", "--json"}, verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1) << result.err;
   const json doc = json::parse(result.out);
   EXPECT_EQ(doc["error"], "no llama-server is running");
@@ -115,7 +116,7 @@ TEST(CliVerify, ReusedPidOfTheLaunchRecordFails) {
 TEST(CliVerify, LaunchRecordOfTheRunningServerIsUsed) {
   testing::TempDir dir;
   write_record(dir, 4242, 123456);
-  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, verify_env_with_state(dir));
   const json doc = json::parse(result.out);
   ASSERT_EQ(doc["servers"].size(), 1u);
   EXPECT_EQ(doc["servers"][0]["found_by"], "launch record");
@@ -137,7 +138,7 @@ TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
   record.expected_projector_bytes = 900ull << 20;
   record.backend = "cpu";
   ASSERT_TRUE(launch::write_launch_record(launch::StatePaths::under(state).record, record));
-  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-clean", {"verify", "--json"}, verify_env_with_state(dir));
   const json doc = json::parse(result.out);
   ASSERT_EQ(doc["servers"].size(), 1u) << result.out;
   std::string evidence;
@@ -152,10 +153,109 @@ TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
       << result.out;
 }
 
+// A CUDA server split over two 24 GB GPUs (verify-dgpu: NVML lists pid 4242 with 10 GiB on
+// CUDA0 and 9 GiB on CUDA1, RSS 1 GiB). `devices` is the plan.devices of the record's plan
+// document, as launch writes it; null/absent stand for one pool / an older gb10tune.
+void write_dgpu_record(const testing::TempDir& dir, const std::optional<json>& devices) {
+  const auto state = dir.path() / "state" / "gb10tune";
+  ASSERT_TRUE(platform::ensure_private_dir(state));
+  launch::LaunchRecord record;
+  record.pid = 4242;
+  record.start_time_ticks = 123456;
+  record.server_path = "/opt/llama.cpp/build/bin/llama-server";
+  record.url = "http://127.0.0.1:8080";
+  record.expected_weights_bytes = 17ull << 30;
+  record.expected_load_bytes = 20ull << 30;
+  record.backend = "cuda";
+  record.plan = {{"plan", {{"weights_bytes", 17ull << 30}}}};
+  if (devices) {
+    record.plan["plan"]["devices"] = *devices;
+  }
+  ASSERT_TRUE(launch::write_launch_record(launch::StatePaths::under(state).record, record));
+}
+
+json dgpu_devices(std::uint64_t cuda1_planned) {
+  const auto gpu = [](const char* name, const char* bus, std::uint64_t total) {
+    return json{{"name", name},
+                {"description", "NVIDIA GeForce RTX 4090"},
+                {"pci_bus_id", bus},
+                {"total_bytes", total}};
+  };
+  return {{"gpus",
+           {gpu("CUDA0", "0000:01:00.0", (10ull << 30) + (200ull << 20)),
+            gpu("CUDA1", "0000:02:00.0", cuda1_planned)}},
+          {"host",
+           {{"weights_bytes", 524ull << 20},
+            {"cache_bytes", 0},
+            {"buffers_bytes", 40ull << 20},
+            {"projector_bytes", 0},
+            {"runtime_bytes", 310ull << 20},
+            {"total_bytes", 1000ull << 20}}}};
+}
+
+std::vector<json> checks_with_id(const json& doc, const std::string& id) {
+  std::vector<json> out;
+  for (const json& finding : doc["servers"][0]["checks"]) {
+    if (finding["id"] == id) {
+      out.push_back(finding);
+    }
+  }
+  return out;
+}
+
+TEST(CliVerify, EachGpuAndTheHostAreCheckedAgainstTheirPlan) {
+  testing::TempDir dir;
+  write_dgpu_record(dir, dgpu_devices(9ull << 30));
+  auto result = run_cli_on("verify-dgpu", {"verify", "--json"}, verify_env_with_state(dir));
+  json doc = json::parse(result.out);
+  ASSERT_EQ(doc["servers"].size(), 1u) << result.out;
+  auto devices = checks_with_id(doc, "device-plan-vs-measured");
+  ASSERT_EQ(devices.size(), 2u) << result.out;
+  EXPECT_EQ(devices[0]["severity"], "ok") << devices[0].dump();
+  EXPECT_NE(devices[0]["summary"].get<std::string>().find("CUDA0 (NVIDIA GeForce RTX 4090)"),
+            std::string::npos);
+  EXPECT_NE(devices[0]["evidence"].get<std::string>().find("NVML per-process"), std::string::npos);
+  EXPECT_EQ(devices[1]["severity"], "ok") << devices[1].dump();
+  const auto host = checks_with_id(doc, "host-plan-vs-measured");
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_EQ(host[0]["severity"], "ok") << host[0].dump();
+
+  // CUDA1 planned at 7 GiB holds 9: a warning naming CUDA1.
+  testing::TempDir over;
+  write_dgpu_record(over, dgpu_devices(7ull << 30));
+  result = run_cli_on("verify-dgpu", {"verify", "--json"}, verify_env_with_state(over));
+  doc = json::parse(result.out);
+  devices = checks_with_id(doc, "device-plan-vs-measured");
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0]["severity"], "ok");
+  EXPECT_EQ(devices[1]["severity"], "warn");
+  EXPECT_NE(devices[1]["evidence"].get<std::string>().find("error +28.6%"), std::string::npos)
+      << devices[1].dump();
+
+  // The text names each device.
+  result = run_cli_on("verify-dgpu", {"verify"}, verify_env_with_state(over));
+  EXPECT_NE(result.out.find("CUDA1 (NVIDIA GeForce RTX 4090) holds what its plan put there"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST(CliVerify, ARecordWithoutAPerDevicePlanIsUnknownOnADiscreteGpu) {
+  testing::TempDir dir;
+  write_dgpu_record(dir, std::nullopt);  // a record of a gb10tune before per-device plans
+  const auto result = run_cli_on("verify-dgpu", {"verify", "--json"}, verify_env_with_state(dir));
+  const json doc = json::parse(result.out);
+  const auto devices = checks_with_id(doc, "device-plan-vs-measured");
+  ASSERT_EQ(devices.size(), 1u) << result.out;
+  EXPECT_EQ(devices[0]["severity"], "warn");
+  EXPECT_EQ(devices[0]["evidence"].get<std::string>().rfind("unknown: ", 0), 0u)
+      << devices[0].dump();
+  EXPECT_TRUE(checks_with_id(doc, "host-plan-vs-measured").empty());
+}
+
 TEST(CliVerify, PidOfNoProcessFails) {
   testing::TempDir dir;
-  const auto result =
-      run_cli_on("verify-clean", {"verify", "--pid", "31999", "--json"}, env_with_state(dir));
+  const auto result = run_cli_on("verify-clean", {"verify", "--pid", "31999", "--json"},
+                                 verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 1);
   const json doc = json::parse(result.out);
   EXPECT_NE(doc["error"].get<std::string>().find("no process 31999"), std::string::npos);
@@ -163,16 +263,18 @@ TEST(CliVerify, PidOfNoProcessFails) {
 
 TEST(CliVerify, StrictFailsOnWarnings) {
   testing::TempDir dir;
-  const auto relaxed = run_cli_on("verify-clean", {"verify", "--json"}, env_with_state(dir));
+  const auto relaxed = run_cli_on("verify-clean", {"verify", "--json"}, verify_env_with_state(dir));
   const json doc = json::parse(relaxed.out);
   ASSERT_NE(doc["verdict"], "ok");  // the fixture's log shows a GGML_NATIVE build at least
-  const auto strict = run_cli_on("verify-clean", {"verify", "--strict"}, env_with_state(dir));
+  const auto strict =
+      run_cli_on("verify-clean", {"verify", "--strict"}, verify_env_with_state(dir));
   EXPECT_EQ(strict.exit_code, 1);
 }
 
 TEST(CliVerify, BadPidIsAUsageError) {
   testing::TempDir dir;
-  const auto result = run_cli_on("verify-clean", {"verify", "--pid", "-3"}, env_with_state(dir));
+  const auto result =
+      run_cli_on("verify-clean", {"verify", "--pid", "-3"}, verify_env_with_state(dir));
   EXPECT_EQ(result.exit_code, 2);
 }
 

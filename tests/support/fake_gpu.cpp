@@ -58,7 +58,7 @@ FakeGpuBackend fake_gpu_for(std::string_view scenario) {
   // verify-cpu-only is a machine without an NVIDIA driver, like the one the real CPU build of
   // llama-server was captured on.
   const bool verify_machine = scenario.substr(0, 7) == "verify-" && scenario != "verify-cpu-only";
-  if (scenario == "dgpu-24g" || scenario == "dgpu-2x") {
+  if (scenario == "dgpu-24g" || scenario == "dgpu-2x" || scenario == "verify-dgpu") {
     // x86 hosts with 128 GB of RAM and one or two 24 GB discrete GPUs, idle: NVML reports
     // 24.9 GB free of each.
     report.status = gpu::GpuStatus::available;
@@ -66,12 +66,20 @@ FakeGpuBackend fake_gpu_for(std::string_view scenario) {
     nvml.loaded = true;
     nvml.detail = "libnvidia-ml.so.1";
     nvml.driver_version = "580.95.05";
-    const int count = scenario == "dgpu-2x" ? 2 : 1;
+    const int count = scenario == "dgpu-24g" ? 1 : 2;
+    // verify-dgpu runs a CUDA llama-server (pid 4242) split over both GPUs: NVML lists it on
+    // each with 10 GiB (CUDA0) and 9 GiB (CUDA1).
+    const bool serving = scenario == "verify-dgpu";
     for (int i = 0; i < count; ++i) {
       gpu::GpuDevice d = rtx4090_device();
       d.index = i;
       d.pci_bus_id = i == 0 ? "0000:01:00.0" : "0000:02:00.0";
-      nvml.memory.push_back({i, d.pci_bus_id, d.total_memory_bytes, 24'900'000'000ull});
+      const std::uint64_t used = serving ? (i == 0 ? 10ull << 30 : 9ull << 30) : 0;
+      const std::uint64_t idle_free = 24'900'000'000ull;
+      nvml.memory.push_back({i, d.pci_bus_id, d.total_memory_bytes, idle_free - used});
+      if (serving) {
+        nvml.processes.push_back({i, 4242, used});
+      }
       report.devices.push_back(std::move(d));
     }
   } else if (scenario == "gb10" || scenario == "x86-discrete" || verify_machine) {

@@ -27,7 +27,8 @@ gpu::GpuDevice h200_device();
 gpu::GpuDevice rtx4090_device();
 
 // The GPU side of a fixture machine: "gb10", "x86-discrete", "dgpu-24g" and "dgpu-2x" (one or
-// two 24 GB GPUs, 24.9 GB free each, NVML loaded), "no-gpu", "arm-nosve2",
+// two 24 GB GPUs, 24.9 GB free each, NVML loaded), "verify-dgpu" (dgpu-2x serving: NVML lists
+// its llama-server, pid 4242, with 10 GiB on CUDA0 and 9 GiB on CUDA1), "no-gpu", "arm-nosve2",
 // "malformed", and the GB10 "verify-*" machines (NVML lists their llama-server, pid 4242, on
 // verify-managed and verify-clean). Unknown names get "no driver".
 FakeGpuBackend fake_gpu_for(std::string_view scenario);

@@ -10,6 +10,7 @@
 #include "cli/app.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "support/fake_gpu.hpp"
 
@@ -126,6 +127,15 @@ CliResult run_binary(const std::vector<std::string>& args,
   result.exit_code = run->exit_status;
   result.out = run->output;
   return result;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool process_alive(int pid) {
+  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
+  return stat && !stat->exited();
 }
 
 }  // namespace gb10tune::testing

@@ -41,6 +41,11 @@ std::filesystem::path sysroot_fixture(const std::string& scenario);
 // The text of a file; fails the test when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
 
+// Whether `text` contains `part`.
+bool contains(const std::string& text, const std::string& part);
+// Whether process `pid` exists and has not exited (a zombie counts as gone).
+bool process_alive(int pid);
+
 // What one in-process CLI run produced.
 struct CliResult {
   int exit_code = -1;

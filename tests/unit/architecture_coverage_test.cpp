@@ -17,6 +17,7 @@
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
@@ -29,7 +30,7 @@ using testing::gguf_string;
 using testing::gguf_uint32;
 using testing::GgufWriter;
 
-constexpr double kMiB = 1048576.0;
+using testing::kBytesPerMiB;
 
 json load_fixture() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/architectures.json"));
@@ -58,8 +59,8 @@ std::uint64_t cache_bytes(const ModelFacts& facts, KvScope scope, bool v, bool v
 
 // llama.cpp prints MiB with two decimals: `bytes` must round to `logged`.
 void expect_rounds_to(std::uint64_t bytes, double logged, const std::string& what) {
-  EXPECT_LE(std::abs(static_cast<double>(bytes) / kMiB - logged), 0.005 + 1e-9)
-      << what << ": planned " << bytes << " bytes (" << static_cast<double>(bytes) / kMiB
+  EXPECT_LE(std::abs(static_cast<double>(bytes) / kBytesPerMiB - logged), 0.005 + 1e-9)
+      << what << ": planned " << bytes << " bytes (" << static_cast<double>(bytes) / kBytesPerMiB
       << " MiB), llama-server " << logged << " MiB";
 }
 
@@ -125,7 +126,7 @@ TEST(ArchitectureCoverage, EveryCapturedArchitectureMatchesTheServersCachesToThe
     EXPECT_EQ(plan->recurrent_bytes, 0u);
     // Compute: within the plan's promise (10% or 16 MiB); output: n_vocab × slots logits.
     const double compute = c.at("log").at("compute_mib").at("CPU").get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->buffers.main.compute_host) / kMiB, compute,
+    EXPECT_NEAR(static_cast<double>(plan->buffers.main.compute_host) / kBytesPerMiB, compute,
                 std::max(0.10 * compute, 16.0));
     expect_rounds_to(plan->output_bytes, c.at("log").at("output_mib").get<double>(), "output");
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_gpu.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::bench {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 using kernels::Allocator;
 using kernels::Operation;
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+using testing::kGiB;
 constexpr std::uint64_t kPlenty = 100 * kGiB;
 
 const PlannedCase* find(const BandwidthPlan& plan, Allocator a, Operation o) {

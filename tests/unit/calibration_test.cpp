@@ -6,11 +6,12 @@
 
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
 
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 // Buffer lines of a CUDA llama-server at -lv 4 (llama.cpp 3f545be, the K22 run), with the
 // debug line that must not count and the KV cache's summary line.

@@ -16,19 +16,20 @@
 #include "support/captured_header.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
 
 using nlohmann::json;
 
-constexpr double kMiB = 1048576.0;
+using testing::kBytesPerMiB;
 
 double mib(std::uint64_t bytes) {
-  return static_cast<double>(bytes) / kMiB;
+  return static_cast<double>(bytes) / kBytesPerMiB;
 }
 
-json load_cases() {
+json load_compute_cases() {
   const auto text = read_text_file(testing::fixture("llama-server/memory/cases.json"));
   EXPECT_TRUE(text) << "cannot read the memory fixture";
   return text ? json::parse(*text) : json::object();
@@ -72,7 +73,7 @@ void expect_compute_close(double planned, double logged, const std::string& what
 }
 
 TEST(ComputeBuffers, EveryCapturedRunMatchesTheServersBufferLines) {
-  const json cases = load_cases();
+  const json cases = load_compute_cases();
   ASSERT_TRUE(cases.contains("cases"));
   ASSERT_GE(cases.at("cases").size(), 29u);
   testing::TempDir dir;
@@ -130,7 +131,7 @@ TEST(ComputeBuffers, EveryCapturedRunMatchesTheServersBufferLines) {
 }
 
 TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
-  const json cases = load_cases();
+  const json cases = load_compute_cases();
   testing::TempDir dir;
   std::map<std::string, model::ModelFacts> models;
   for (const auto& [name, description] : cases.at("models").items()) {
@@ -168,7 +169,7 @@ TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
 // buffer" to the logged two decimals, and CUDA0's whole figure is within 5% of NVML's
 // per-process memory for the device.
 TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
-  const json cases = load_cases();
+  const json cases = load_compute_cases();
   const auto text = read_text_file(testing::fixture("llama-server/memory/devices.json"));
   ASSERT_TRUE(text);
   const json runs = json::parse(*text);
@@ -197,10 +198,12 @@ TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
     const json& log = run.at("log");
     EXPECT_NEAR(mib(gpu.weights_bytes), log.at("cuda0_model_mib").get<double>(), 0.005) << name;
     // CPU_Mapped is the mapped file range from token_embd to the last CPU block, which also
-    // spans output.weight (stored second in this file) when that is on the GPU.
-    const std::uint64_t in_range =
-        plan->devices->host.layers.empty() ? 0 : model.output_weight_bytes;
-    EXPECT_NEAR(mib(plan->devices->host.weights_bytes + in_range),
+    // spans output.weight (stored second in this file) when that is on the GPU: the plan's
+    // mapped_extra_bytes.
+    EXPECT_EQ(plan->devices->host.mapped_extra_bytes,
+              plan->devices->host.layers.empty() ? 0 : model.output_weight_bytes)
+        << name;
+    EXPECT_NEAR(mib(plan->devices->host.weights_bytes + plan->devices->host.mapped_extra_bytes),
                 log.at("cpu_mapped_mib").get<double>(), 0.005)
         << name;
     const double nvml = run.at("nvml_mib").get<double>();
@@ -211,7 +214,7 @@ TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
 }
 
 TEST(ComputeBuffers, WithoutFlashAttentionTheScoresMatrixGrowsWithTheContext) {
-  const json cases = load_cases();
+  const json cases = load_compute_cases();
   testing::TempDir dir;
   const model::ModelFacts facts = model_of(cases.at("models").at("llama-2b"), dir, "llama-2b");
   PlanConfig config;
@@ -284,7 +287,7 @@ TEST(BackendChoice, ACudaBuildIsSeenFromItsFilesWithoutRunningIt) {
 }
 
 TEST(BackendChoice, CudaPlansAddTheRuntimeAndSplitHostAndDeviceBuffers) {
-  const json cases = load_cases();
+  const json cases = load_compute_cases();
   testing::TempDir dir;
   const model::ModelFacts facts = model_of(cases.at("models").at("llama-2b"), dir, "llama-2b");
   PlanConfig config;

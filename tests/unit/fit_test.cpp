@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
@@ -11,7 +12,7 @@ using testing::gguf_string;
 using testing::gguf_uint32;
 
 constexpr std::uint64_t kGB = 1'000'000'000ull;
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 model::ModelFacts facts_of(const testing::GgufWriter& w, std::uint64_t weight_bytes) {
   auto facts = testing::describe(w);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
@@ -12,7 +13,7 @@ using testing::gguf_string;
 using testing::gguf_uint32;
 using testing::report_model;
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+using testing::kGiB;
 
 model::ModelFacts facts_of(const testing::GgufWriter& w) {
   auto facts = testing::describe(w);

@@ -10,7 +10,7 @@
 namespace gb10tune {
 namespace {
 
-std::vector<plan::GpuBudget> rpc_devices(const std::vector<std::uint64_t>& free) {
+std::vector<plan::GpuBudget> split_rpc_devices(const std::vector<std::uint64_t>& free) {
   std::vector<plan::GpuBudget> out;
   for (std::size_t i = 0; i < free.size(); ++i) {
     out.push_back(plan::GpuBudget{"RPC" + std::to_string(i), "w", free[i], 0});
@@ -18,7 +18,7 @@ std::vector<plan::GpuBudget> rpc_devices(const std::vector<std::uint64_t>& free)
   return out;
 }
 
-std::vector<int> per_device(const plan::LayerAssignment& a, int devices) {
+std::vector<int> split_per_device(const plan::LayerAssignment& a, int devices) {
   std::vector<int> counts(static_cast<std::size_t>(devices), 0);
   for (std::size_t il = 0; il + 1 < a.device_of.size(); ++il) {
     ++counts[static_cast<std::size_t>(a.device_of[il])];
@@ -28,26 +28,27 @@ std::vector<int> per_device(const plan::LayerAssignment& a, int devices) {
 
 TEST(RpcLayerSplit, EvenSharesSplitLikeLlamaCpp) {
   // 8 layers + output over 2 equal devices: points 0.5, 1.0; layer i at i/9.
-  const auto a = plan::assign_layers(8, std::nullopt, {}, rpc_devices({1, 1}));
+  const auto a = plan::assign_layers(8, std::nullopt, {}, split_rpc_devices({1, 1}));
   EXPECT_EQ(a.device_of, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1, 1}));
   EXPECT_EQ(a.output_device(), 1);
 }
 
 TEST(RpcLayerSplit, FreeMemoryWeightsTheCut) {
   // 3:1 over 4 layers + output: points 0.75, 1.0; i/5 = 0, .2, .4, .6 → device 0; output .8 → 1.
-  const auto a = plan::assign_layers(4, std::nullopt, {}, rpc_devices({90ull << 30, 30ull << 30}));
-  EXPECT_EQ(per_device(a, 2), (std::vector<int>{4, 0}));
+  const auto a =
+      plan::assign_layers(4, std::nullopt, {}, split_rpc_devices({90ull << 30, 30ull << 30}));
+  EXPECT_EQ(split_per_device(a, 2), (std::vector<int>{4, 0}));
   EXPECT_EQ(a.output_device(), 1);
   // --tensor-split overrides free memory; all zero is the same as none.
-  const auto ts = plan::assign_layers(4, std::nullopt, {1, 1}, rpc_devices({90ull << 30, 1}));
-  EXPECT_EQ(per_device(ts, 2), (std::vector<int>{3, 1}));
-  const auto zero = plan::assign_layers(5, std::nullopt, {0, 0, 0}, rpc_devices({0, 0, 0}));
+  const auto ts = plan::assign_layers(4, std::nullopt, {1, 1}, split_rpc_devices({90ull << 30, 1}));
+  EXPECT_EQ(split_per_device(ts, 2), (std::vector<int>{3, 1}));
+  const auto zero = plan::assign_layers(5, std::nullopt, {0, 0, 0}, split_rpc_devices({0, 0, 0}));
   EXPECT_EQ(zero.device_of.size(), 6u);
 }
 
 TEST(RpcLayerSplit, FewerGpuLayersKeepTheFirstOnTheHeadCpu) {
   // -ngl 4 of 8 + 1: layers 0-4 stay on the CPU (-1), 5-7 and the output go to the devices.
-  const auto a = plan::assign_layers(8, 4u, {}, rpc_devices({1, 1}));
+  const auto a = plan::assign_layers(8, 4u, {}, split_rpc_devices({1, 1}));
   EXPECT_EQ(a.device_of, (std::vector<int>{-1, -1, -1, -1, -1, 0, 0, 1, 1}));
 }
 

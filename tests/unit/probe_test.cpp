@@ -86,7 +86,13 @@ TEST(Probe, DiscreteX86GetsItsOwnAdvice) {
   EXPECT_EQ(r.machine_class(), "discrete GPU");
   EXPECT_EQ(find(r, "ggml-native"), nullptr);  // x86 native builds are fine
   EXPECT_NE(find(r, "build-line")->command.find("89-real"), std::string::npos);
-  EXPECT_NE(find(r, "memory-budget")->title.find("GPU memory"), std::string::npos);
+  // Its NVML reports no memory figure: a budget per device, that GPU's unknown (a warning).
+  const Advice* budget = find(r, "memory-budget");
+  EXPECT_NE(budget->title.find("one per GPU"), std::string::npos) << budget->title;
+  EXPECT_EQ(budget->severity, Severity::warn);
+  EXPECT_NE(budget->detail.find("CUDA0: free memory unknown"), std::string::npos) << budget->detail;
+  EXPECT_TRUE(r.plan_budgets.per_device);
+  EXPECT_FALSE(r.plan_budgets.gpus.at(0).free_bytes);
 }
 
 TEST(Probe, NoGpuMachineGetsCpuOnlyAdvice) {

@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-json load_cases() {
+json load_projector_cases() {
   const auto text = read_text_file(testing::fixture("llama-server/mmproj/cases.json"));
   EXPECT_TRUE(text) << "cannot read the mmproj fixture";
   return text ? json::parse(*text) : json::object();
@@ -53,7 +53,7 @@ model::ProjectorFacts projector_of(const json& description, const testing::TempD
 }
 
 TEST(ProjectorPlan, EveryCapturedRunMatchesTheClipLines) {
-  const json cases = load_cases();
+  const json cases = load_projector_cases();
   ASSERT_TRUE(cases.contains("cases"));
   ASSERT_GE(cases.at("cases").size(), 17u);
   testing::TempDir dir;

@@ -21,21 +21,21 @@ namespace {
 
 using nlohmann::json;
 
-json captured_run() {
+json captured_rpc_run() {
   std::ifstream in(testing::fixture("rpc/two-workers-3f545be.json"));
   return json::parse(in);
 }
 
 // The plan as gb10tune computes it now, from the captured model header, flags and workers.
-struct Replanned {
+struct RpcReplanned {
   model::ModelFacts model;
   plan::PlanConfig config;
   plan::MemoryPlan plan;
   rpc::NodePlan nodes;
 };
 
-Replanned replan(const json& run) {
-  Replanned r;
+RpcReplanned rpc_replan(const json& run) {
+  RpcReplanned r;
   auto facts = testing::describe(testing::captured_header(run.at("model")), "rpc-llama.gguf");
   EXPECT_TRUE(facts) << facts.error().message;
   r.model = *facts;
@@ -78,13 +78,13 @@ Replanned replan(const json& run) {
   return r;
 }
 
-double percent(std::uint64_t planned, std::uint64_t measured) {
+double rpc_percent(std::uint64_t planned, std::uint64_t measured) {
   return (static_cast<double>(measured) - static_cast<double>(planned)) /
          static_cast<double>(planned) * 100.0;
 }
 
 TEST(RpcCapturedRun, TheRunServedACompletionAndLeftNothingRunning) {
-  const json run = captured_run();
+  const json run = captured_rpc_run();
   EXPECT_TRUE(run.at("ok").get<bool>());
   EXPECT_TRUE(run.at("left_running").empty());
   EXPECT_EQ(run.at("completion").at("status"), 200);
@@ -96,8 +96,8 @@ TEST(RpcCapturedRun, TheRunServedACompletionAndLeftNothingRunning) {
 // The layers go where llama.cpp put them: the head's model buffer per worker is the sum of its
 // blocks (5 and 3 of 8, the output layer with the second), to the log's 0.01 MiB.
 TEST(RpcCapturedRun, LayersAreSplitAsLlamaCppSplitThem) {
-  const json run = captured_run();
-  const Replanned r = replan(run);
+  const json run = captured_rpc_run();
+  const RpcReplanned r = rpc_replan(run);
   ASSERT_EQ(r.nodes.nodes.size(), 3u);
   EXPECT_EQ(r.nodes.nodes[0].layers, (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(r.nodes.nodes[1].layers, (std::vector<std::uint32_t>{5, 6, 7}));
@@ -129,8 +129,8 @@ TEST(RpcCapturedRun, LayersAreSplitAsLlamaCppSplitThem) {
 // compute buffer is not all touched, the plan is an upper bound) within +5% and not below its
 // weights and KV.
 TEST(RpcCapturedRun, EachNodesPlanIsWithinFivePercentOfWhatItsProcessHeld) {
-  const json run = captured_run();
-  const Replanned r = replan(run);
+  const json run = captured_rpc_run();
+  const RpcReplanned r = rpc_replan(run);
   std::string log;
   for (const json& line : run.at("head").at("buffer_lines")) {
     log += line.get<std::string>() + "\n";
@@ -142,16 +142,16 @@ TEST(RpcCapturedRun, EachNodesPlanIsWithinFivePercentOfWhatItsProcessHeld) {
     const json& worker = run.at("workers")[i];
     ASSERT_EQ(worker.at("endpoint"), node.node);
     const auto allocated = worker.at("allocated_bytes").get<std::uint64_t>();
-    EXPECT_LT(std::abs(percent(node.buffer_bytes, allocated)), 0.1) << node.node;
-    EXPECT_LT(std::abs(percent(node.buffer_bytes, (*logged)[i].total())), 0.1) << node.node;
+    EXPECT_LT(std::abs(rpc_percent(node.buffer_bytes, allocated)), 0.1) << node.node;
+    EXPECT_LT(std::abs(rpc_percent(node.buffer_bytes, (*logged)[i].total())), 0.1) << node.node;
     const std::uint64_t rss = worker.at("rss_kib").get<std::uint64_t>() * 1024;
-    EXPECT_LT(percent(node.load_bytes, rss), 5.0) << node.node;
+    EXPECT_LT(rpc_percent(node.load_bytes, rss), 5.0) << node.node;
     EXPECT_GT(rss, node.weights_bytes + node.cache_bytes) << node.node;
   }
   const rpc::NodePart& head = r.nodes.nodes[2];
-  EXPECT_LT(std::abs(percent(head.buffer_bytes, (*logged)[2].total())), 1.0);
+  EXPECT_LT(std::abs(rpc_percent(head.buffer_bytes, (*logged)[2].total())), 1.0);
   const std::uint64_t head_rss = run.at("head").at("rss_kib").get<std::uint64_t>() * 1024;
-  EXPECT_LT(percent(head.load_bytes, head_rss), 5.0);
+  EXPECT_LT(rpc_percent(head.load_bytes, head_rss), 5.0);
   // Nothing is planned twice or left out: the nodes' weights are the model's.
   EXPECT_EQ(r.nodes.nodes[0].weights_bytes + r.nodes.nodes[1].weights_bytes + head.weights_bytes,
             r.plan.weights_bytes);
@@ -159,8 +159,8 @@ TEST(RpcCapturedRun, EachNodesPlanIsWithinFivePercentOfWhatItsProcessHeld) {
 
 // What the gb10tune of the capture planned is what this one plans.
 TEST(RpcCapturedRun, TheRecordedPlanIsReproduced) {
-  const json run = captured_run();
-  const Replanned r = replan(run);
+  const json run = captured_rpc_run();
+  const RpcReplanned r = rpc_replan(run);
   const json& recorded = run.at("plan").at("nodes");
   ASSERT_EQ(recorded.size(), r.nodes.nodes.size());
   for (std::size_t i = 0; i < recorded.size(); ++i) {

@@ -12,7 +12,7 @@ using server::Finding;
 using server::Severity;
 
 // A record's "rpc" document: two workers, their planned buffers and load.
-json recorded() {
+json rpc_recorded() {
   json nodes = json::array();
   nodes.push_back({{"node", "10.0.0.2:50052"},
                    {"devices", {"RPC0"}},
@@ -29,7 +29,8 @@ json recorded() {
   return {{"head_protocol_version", "5.1.0"}, {"workers", workers}, {"nodes", nodes}};
 }
 
-const Finding& find(const std::vector<Finding>& findings, const std::string& id, std::size_t nth) {
+const Finding& rpc_find(const std::vector<Finding>& findings, const std::string& id,
+                        std::size_t nth) {
   std::size_t seen = 0;
   for (const Finding& f : findings) {
     if (f.id == id && seen++ == nth) {
@@ -50,17 +51,17 @@ TEST(RpcCheck, WithoutEvidenceBuildAndMemoryAreUnknownAndNothingIsSent) {
     return {};
   };
   const auto findings =
-      verify::check_rpc_workers(recorded(), "", "/opt/llama/llama-server", access);
+      verify::check_rpc_workers(rpc_recorded(), "", "/opt/llama/llama-server", access);
   ASSERT_EQ(findings.size(), 6u);
   EXPECT_EQ(connected, (std::vector<std::string>{"10.0.0.2:50052", "10.0.0.3:50052"}));
-  EXPECT_EQ(find(findings, "rpc-worker-reachable", 0).severity, Severity::ok);
-  const Finding& down = find(findings, "rpc-worker-reachable", 1);
+  EXPECT_EQ(rpc_find(findings, "rpc-worker-reachable", 0).severity, Severity::ok);
+  const Finding& down = rpc_find(findings, "rpc-worker-reachable", 1);
   EXPECT_EQ(down.severity, Severity::fail);
   EXPECT_NE(down.summary.find("10.0.0.3:50052"), std::string::npos);
-  const Finding& build = find(findings, "rpc-worker-build", 0);
+  const Finding& build = rpc_find(findings, "rpc-worker-build", 0);
   EXPECT_EQ(build.severity, Severity::warn);
   EXPECT_EQ(build.evidence.rfind("unknown", 0), 0u) << build.evidence;
-  const Finding& memory = find(findings, "rpc-worker-memory", 0);
+  const Finding& memory = rpc_find(findings, "rpc-worker-memory", 0);
   EXPECT_EQ(memory.severity, Severity::warn);
   EXPECT_EQ(memory.evidence.rfind("unknown", 0), 0u) << memory.evidence;
 }
@@ -83,14 +84,14 @@ TEST(RpcCheck, TheHeadsBufferLinesAndALocalWorkerAreEvidence) {
       "llama_kv_cache: RPC0[10.0.0.2:50052] KV buffer size =    10.00 MiB\n"
       "load_tensors: RPC0[10.0.0.3:50052] model buffer size =    80.00 MiB\n";
   const auto findings =
-      verify::check_rpc_workers(recorded(), log, "/opt/llama/llama-server", access);
-  EXPECT_EQ(find(findings, "rpc-worker-build", 0).severity, Severity::ok);
-  EXPECT_EQ(find(findings, "rpc-worker-build", 1).severity, Severity::warn);  // remote
-  const Finding& fits = find(findings, "rpc-worker-memory", 0);
+      verify::check_rpc_workers(rpc_recorded(), log, "/opt/llama/llama-server", access);
+  EXPECT_EQ(rpc_find(findings, "rpc-worker-build", 0).severity, Severity::ok);
+  EXPECT_EQ(rpc_find(findings, "rpc-worker-build", 1).severity, Severity::warn);  // remote
+  const Finding& fits = rpc_find(findings, "rpc-worker-memory", 0);
   EXPECT_EQ(fits.severity, Severity::ok) << fits.evidence;
   EXPECT_NE(fits.evidence.find("pid 42"), std::string::npos);
   // 80 MiB logged where 50 were planned: off by 60%.
-  const Finding& off = find(findings, "rpc-worker-memory", 1);
+  const Finding& off = rpc_find(findings, "rpc-worker-memory", 1);
   EXPECT_EQ(off.severity, Severity::warn);
   EXPECT_NE(off.evidence.find("+60.0%"), std::string::npos) << off.evidence;
 }

@@ -19,7 +19,7 @@ using testing::FakeRpcWorker;
 using testing::WorkerBehaviour;
 using testing::WorkerConfig;
 
-rpc::Endpoint local(int port) {
+rpc::Endpoint local_endpoint(int port) {
   return rpc::Endpoint{"127.0.0.1", port};
 }
 
@@ -62,7 +62,7 @@ TEST(RpcClient, ReadsVersionAndEveryDevice) {
   WorkerConfig config;
   config.devices = {{100, 200}, {(90ull << 30) + 7, 121ull << 30}};
   FakeRpcWorker worker(config);
-  auto info = rpc::query_worker(local(worker.port()), 2s);
+  auto info = rpc::query_worker(local_endpoint(worker.port()), 2s);
   ASSERT_TRUE(info) << info.error().message;
   EXPECT_EQ(info->version, rpc::kKnownVersion);
   ASSERT_EQ(info->devices.size(), 2u);
@@ -76,17 +76,17 @@ TEST(RpcClient, RefusesAnotherProtocolVersionNamingNodeAndBothVersions) {
   WorkerConfig config;
   config.version = {4, 0, 1};
   FakeRpcWorker worker(config);
-  auto info = rpc::query_worker(local(worker.port()), 2s);
+  auto info = rpc::query_worker(local_endpoint(worker.port()), 2s);
   ASSERT_FALSE(info);
   const auto& message = info.error().message;
-  EXPECT_NE(message.find(local(worker.port()).to_string()), std::string::npos) << message;
+  EXPECT_NE(message.find(local_endpoint(worker.port()).to_string()), std::string::npos) << message;
   EXPECT_NE(message.find("4.0.1"), std::string::npos) << message;
   EXPECT_NE(message.find("5.1.0"), std::string::npos) << message;
 
   WorkerConfig newer;
   newer.version = {5, 2, 0};
   FakeRpcWorker newer_worker(newer);
-  auto refused = rpc::query_worker(local(newer_worker.port()), 2s);
+  auto refused = rpc::query_worker(local_endpoint(newer_worker.port()), 2s);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("5.2.0"), std::string::npos);
 }
@@ -98,11 +98,11 @@ void expect_bounded_refusal(WorkerBehaviour behaviour, std::chrono::milliseconds
   config.behaviour = behaviour;
   FakeRpcWorker worker(config);
   const auto start = std::chrono::steady_clock::now();
-  auto info = rpc::query_worker(local(worker.port()), timeout);
+  auto info = rpc::query_worker(local_endpoint(worker.port()), timeout);
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(info);
   EXPECT_EQ(info.error().code, ExitCode::failed);
-  EXPECT_NE(info.error().message.find(local(worker.port()).to_string()), std::string::npos)
+  EXPECT_NE(info.error().message.find(local_endpoint(worker.port()).to_string()), std::string::npos)
       << info.error().message;
   EXPECT_NE(info.error().message.find(expected_words), std::string::npos) << info.error().message;
   EXPECT_LT(took, timeout + 500ms);
@@ -132,7 +132,7 @@ TEST(RpcClient, NobodyListeningIsNotReachable) {
     FakeRpcWorker gone{WorkerConfig{}};
     port = gone.port();
   }
-  auto info = rpc::query_worker(local(port), 1s);
+  auto info = rpc::query_worker(local_endpoint(port), 1s);
   ASSERT_FALSE(info);
   EXPECT_NE(info.error().message.find("is not reachable"), std::string::npos)
       << info.error().message;

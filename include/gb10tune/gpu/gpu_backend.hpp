@@ -2,7 +2,9 @@
 // NVML, tests pass a fake.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "gb10tune/gpu/gpu_info.hpp"
 
@@ -15,6 +17,20 @@ class GpuBackend {
   virtual GpuReport query_devices() = 0;
   // Driver version and per-process memory from NVML; never throws.
   virtual NvmlReport query_nvml() = 0;
+  // The memory NVML accounts to `pid` over all GPUs (0: listed nowhere), for a caller that
+  // asks every second (`watch`): the system backend keeps NVML loaded between calls, where
+  // query_nvml loads and unloads it. nullopt when NVML is not usable. Never throws.
+  virtual std::optional<std::uint64_t> process_gpu_bytes(std::uint32_t pid) {
+    const NvmlReport report = query_nvml();
+    if (!report.loaded) {
+      return std::nullopt;
+    }
+    std::uint64_t bytes = 0;
+    for (const GpuProcessMemory& entry : report.processes) {
+      bytes += entry.pid == pid ? entry.used_bytes : 0;
+    }
+    return bytes;
+  }
 };
 
 // The backend of this build: CUDA runtime + NVML (dlopen), or one that answers

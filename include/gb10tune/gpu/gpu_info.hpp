@@ -49,9 +49,11 @@ struct GpuReport {
 // Memory a process holds on a GPU, as NVML accounts it (K3: on GB10 managed memory is not
 // counted here).
 struct GpuProcessMemory {
-  int device_index = 0;
+  int device_index = 0;  // NVML's index of the device
   std::uint32_t pid = 0;
-  std::uint64_t used_bytes = 0;
+  std::uint64_t used_bytes = 0;  // 0 when not known
+  // false: NVML listed the process but did not give its memory (NVML_VALUE_NOT_AVAILABLE)
+  bool used_known = true;
 };
 
 // One GPU's memory as NVML reports it (nvmlDeviceGetMemoryInfo): what a discrete GPU's
@@ -61,6 +63,8 @@ struct GpuMemory {
   std::string pci_bus_id;  // "0000:19:00.0", the key to the CUDA device of the same GPU
   std::uint64_t total_bytes = 0;
   std::uint64_t free_bytes = 0;
+  // false: NVML could not list the device's compute processes (per-process figures unknown)
+  bool processes_listed = true;
 };
 
 // What NVML (loaded at run time) says; its absence is a normal answer.

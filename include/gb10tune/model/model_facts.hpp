@@ -99,6 +99,18 @@ struct ModelFacts {
   // blocks except token_embd): they go to the device of the output layer. With a tied output
   // llama.cpp loads a duplicate of token_embd there, counted here too.
   std::uint64_t output_weight_bytes = 0;
+  // Where each tensor's data lies and which layer owns it: llama.cpp keeps the file range from
+  // the first to the last tensor the CPU uses mapped, so offloaded tensors inside that range
+  // stay resident in host memory too (llama_model_loader, unmap_fragment).
+  struct TensorSpan {
+    std::uint32_t file = 0;    // index of the file (shard) in the order read
+    std::uint64_t offset = 0;  // data offset relative to the file's data section
+    std::uint64_t bytes = 0;
+    std::int64_t layer = 0;  // block index; kTokenEmbedding; kOutputLayer (anything else)
+  };
+  static constexpr std::int64_t kTokenEmbedding = -1;
+  static constexpr std::int64_t kOutputLayer = -2;
+  std::vector<TensorSpan> tensor_spans;
   std::uint32_t expert_count = 0;         // <arch>.expert_count (0 for dense models)
   std::uint32_t expert_used_count = 0;    // <arch>.expert_used_count
   std::uint64_t expert_weight_bytes = 0;  // routed expert tensors (*_exps) of the main stack

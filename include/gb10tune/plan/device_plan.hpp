@@ -10,6 +10,10 @@
 //    whose fraction exceeds (il − i_gpu_start) / N (std::upper_bound);
 //  - each layer's KV cache (and recurrent state) sits on its layer's device (offload_kqv on);
 //  - with a tied output the output layer holds a duplicate of token_embd.
+// The multimodal projector (tools/mtmd/clip.cpp, clip_ctx) is not placed by these rules: its
+// weights and compute buffer go to --mmproj-device (-mmdev) when given, else to the first GPU
+// of ggml's device registry (CUDA0, whatever --device and --main-gpu say), and stay in host
+// memory with --no-mmproj-offload (or -mmdev none).
 // On an integrated GPU (GB10) there is one pool and none of this applies: the caller keeps
 // the single MemAvailable budget.
 #pragma once
@@ -34,13 +38,24 @@ struct GpuBudget {
   std::string description;                  // "NVIDIA GeForce RTX 4090", for messages
   std::optional<std::uint64_t> free_bytes;  // free memory now (NVML); nullopt: unknown
   std::uint64_t reserve_bytes = kDefaultGpuReserveBytes;
+  std::optional<std::uint64_t> total_bytes{};  // its memory (NVML); nullopt: unknown
+  std::string pci_bus_id{};                    // "0000:01:00.0": how verify finds it in NVML
+  // free − reserve (never below 0); nullopt when the free memory is unknown.
+  std::optional<std::uint64_t> available_bytes() const {
+    if (!free_bytes) {
+      return std::nullopt;
+    }
+    return *free_bytes > reserve_bytes ? *free_bytes - reserve_bytes : 0;
+  }
 };
 
 // How the extra llama-server arguments place layers: --tensor-split / -ts (proportions,
-// "3,1" or "3/1") and --device / -dev ("CUDA0,CUDA1"; "none": no GPU).
+// "3,1" or "3/1") and --device / -dev ("CUDA0,CUDA1"; "none": no GPU); and the projector:
+// --mmproj-device / -mmdev ("CUDA1"; "none": host memory).
 struct LayerPlacement {
   std::vector<float> tensor_split;   // empty: by free memory
   std::vector<std::string> devices;  // empty: every GPU
+  std::string projector_device;      // "": the first GPU (CUDA0)
 };
 
 // Reads the placement from llama-server arguments (`-ts 3,1`, `--tensor-split=3,1`, …). An
@@ -75,13 +90,14 @@ LayerAssignment assign_layers(std::uint32_t n_layer_all, std::optional<std::uint
 struct DevicePart {
   std::string name;                         // "CUDA0"
   std::string description;                  // the device's name
+  std::string pci_bus_id;                   // "" when unknown
   std::vector<std::uint32_t> layers;        // block indices on it (the output layer not included)
   bool output_layer = false;                // holds the output layer (output.weight, output_norm)
   std::uint64_t weights_bytes = 0;          // its layers' tensors (+ the output layer's)
   std::uint64_t cache_bytes = 0;            // KV, recurrent state and MTP KV of its layers
   std::uint64_t compute_bytes = 0;          // its compute buffer(s)
   std::uint64_t runtime_bytes = 0;          // CUDA context, kernels, library workspaces
-  std::uint64_t projector_bytes = 0;        // mmproj (on the first device)
+  std::uint64_t projector_bytes = 0;        // mmproj weights + compute, when it went here
   std::uint64_t total_bytes = 0;            // all of the above
   std::optional<std::uint64_t> free_bytes;  // free memory now
   std::uint64_t reserve_bytes = 0;          // kept free on it
@@ -92,11 +108,15 @@ struct DevicePart {
 
 // The host's part: what stays in system memory.
 struct HostPart {
-  std::vector<std::uint32_t> layers;   // block indices left on the CPU
-  bool output_layer = false;           // the output layer stayed on the CPU
-  std::uint64_t weights_bytes = 0;     // token_embd + CPU layers (+ output layer if on the CPU)
+  std::vector<std::uint32_t> layers;  // block indices left on the CPU
+  bool output_layer = false;          // the output layer stayed on the CPU
+  std::uint64_t weights_bytes = 0;    // token_embd + CPU layers (+ output layer if on the CPU)
+  // Offloaded tensors inside the file range the CPU's tensors span: llama.cpp keeps that range
+  // mapped (the log's CPU_Mapped buffer), and their pages, read for the upload, stay resident.
+  std::uint64_t mapped_extra_bytes = 0;
   std::uint64_t cache_bytes = 0;       // KV/recurrent state of the CPU layers
   std::uint64_t buffers_bytes = 0;     // pinned host compute buffers (CUDA_Host) + output buffers
+  std::uint64_t projector_bytes = 0;   // mmproj weights + compute, when kept in host memory
   std::uint64_t runtime_bytes = 0;     // the process and the CUDA libraries in host memory
   std::uint64_t cache_ram_bytes = 0;   // the prompt cache
   std::uint64_t overhead_bytes = 0;    // --overhead
@@ -111,7 +131,9 @@ struct HostPart {
 struct DevicePlan {
   std::uint32_t gpu_layers = 0;   // -ngl as planned (n_layer_all + 1 = all)
   std::uint32_t layer_count = 0;  // n_layer_all + 1 (the output layer included)
-  std::vector<DevicePart> gpus;   // every GPU in use, also those that got no layer
+  // every GPU in use, also those that got no layer; then the projector's GPU when it is not
+  // among them (no layers, its CUDA context and the projector)
+  std::vector<DevicePart> gpus;
   HostPart host;
   bool budgets_known = false;  // every GPU's free memory and MemAvailable are known
   bool fits = false;           // every part fits (false when a budget is unknown)

@@ -55,6 +55,7 @@ struct PlanConfig {
   std::uint64_t cache_ram_bytes = 8192ull << 20;       // --cache-ram (MiB on the command line)
   std::optional<model::ProjectorFacts> projector;      // --mmproj file; none without one
   bool projector_offload = true;                       // false: --no-mmproj-offload
+  std::string projector_device;                        // -mmdev; "": the first GPU (CUDA0)
   std::uint64_t overhead_bytes = kDefaultOverheadBytes;
   PlanBackend backend = PlanBackend::cpu;   // what the server's build will run on
   std::optional<std::uint32_t> gpu_layers;  // -ngl; nullopt: every layer (llama.cpp's -1)
@@ -78,6 +79,9 @@ struct PlanBudget {
   // and the CUDA backend, device buffers are planned against each GPU's free memory and only
   // host buffers against MemAvailable.
   std::vector<GpuBudget> gpus;
+  // The GPU the projector goes to (CUDA0, or -mmdev), when it is not among `gpus` (with
+  // --device CUDA1 the projector still goes to CUDA0); nullopt: it is among them, or none.
+  std::optional<GpuBudget> projector_gpu;
 };
 
 // Every figure of the plan, in bytes, each a named field.

@@ -32,7 +32,8 @@ namespace gb10tune::plan {
 struct ProjectorPlan {
   std::uint64_t weights_bytes = 0;  // every tensor of the mmproj file
   std::uint64_t compute_bytes = 0;  // the clip graph's compute buffer
-  bool on_device = false;           // on the GPU backend (CUDA0); false: host memory (CPU)
+  bool on_device = false;           // on the GPU backend; false: host memory (CPU)
+  std::string device = "CPU";       // "CUDA0" (or -mmdev's device) when on_device
   std::uint32_t warmup_side = 0;    // the warm-up image's side in pixels
   std::uint64_t patches = 0;        // patches of the warm-up image
   std::string peak_phase;           // which phase sets the compute buffer
@@ -42,9 +43,9 @@ struct ProjectorPlan {
 };
 
 // The plan of `projector` with flash attention on or off, its buffers on the GPU backend when
-// `on_device`. Never fails: a projector without a vision tower (audio only) has a compute figure
-// of 0 and a basis that says it is not modelled.
+// `on_device` (on `device`, "" meaning CUDA0). Never fails: a projector without a vision tower
+// (audio only) has a compute figure of 0 and a basis that says it is not modelled.
 ProjectorPlan plan_projector(const model::ProjectorFacts& projector, bool flash_attention,
-                             bool on_device);
+                             bool on_device, const std::string& device = "");
 
 }  // namespace gb10tune::plan

@@ -9,6 +9,7 @@
 
 #include "gb10tune/bench/bandwidth_bench.hpp"
 #include "gb10tune/gpu/gpu_backend.hpp"
+#include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
 #include "gb10tune/probe/advice.hpp"
@@ -27,6 +28,19 @@ struct MemoryBudget {
   std::string source;       // "MemAvailable" or "cgroup memory.max"
 };
 
+// What `launch` plans against on this machine (plan/device_plan.hpp): one pool on a GB10, an
+// integrated GPU or without a GPU (everything against the memory budget − the reserve, K19);
+// with discrete GPUs each GPU's NVML free memory − the GPU reserve for device buffers, and
+// the memory budget − the reserve for host buffers.
+struct PlanBudgets {
+  bool per_device = false;
+  std::vector<plan::GpuBudget> gpus;  // per_device only, in CUDA order ("CUDA0", …)
+  std::uint64_t reserve_bytes = 0;    // kept free in host memory (--reserve)
+  std::uint64_t gpu_reserve_bytes = 0;
+  // MemoryBudget::bytes − reserve (never below 0); nullopt when memory was not read.
+  std::optional<std::uint64_t> host_available_bytes;
+};
+
 // The seam for the quick bandwidth check (`probe --quick-bench`): filled by the bench
 // module when asked for, otherwise says how to get it.
 struct BandwidthCheck {
@@ -42,6 +56,7 @@ struct ProbeResult {
   std::optional<sys::MemInfo> memory;
   sys::CgroupMemory cgroup;
   std::optional<MemoryBudget> budget;
+  PlanBudgets plan_budgets;
   gpu::GpuReport gpu;
   gpu::NvmlReport nvml;
   std::optional<BuildAdvice> build;
@@ -64,7 +79,13 @@ struct ProbeInputs {
   bool find_llama_servers = true;
   std::string fallback_arch;  // uname's machine, used when the sysroot does not say
   std::string now_iso8601;    // the timestamp to record
+  std::uint64_t reserve_bytes = plan::kDefaultReserveBytes;         // --reserve (as launch)
+  std::uint64_t gpu_reserve_bytes = plan::kDefaultGpuReserveBytes;  // --gpu-reserve
 };
+
+// The budgets of `facts` (memory budget, GPU report, NVML) with these reserves.
+PlanBudgets plan_budgets(const ProbeResult& facts, std::uint64_t reserve,
+                         std::uint64_t gpu_reserve);
 
 // Gathers the facts and derives the advice. Never throws for machine state.
 ProbeResult run_probe(const ProbeInputs& inputs);

@@ -36,6 +36,14 @@ struct ProcessSnapshot {
 // that exited (or whose pid was reused) during the reads is marked `changed`.
 ProcessSnapshot take_snapshot(const platform::Sysroot& root, sys::ServerCandidate process);
 
+// One GPU's part of the launch plan (the record's plan.devices.gpus[]).
+struct DeviceExpectation {
+  std::string name;                 // "CUDA0"
+  std::string description;          // "NVIDIA GeForce RTX 4090"
+  std::string pci_bus_id;           // "" in records that predate it: matched by position then
+  std::uint64_t planned_bytes = 0;  // weights + KV + compute + CUDA runtime + projector
+};
+
 // What the running server should look like, from the launch record or the flags.
 struct Expectations {
   std::optional<std::uint32_t> slots;
@@ -54,6 +62,14 @@ struct Expectations {
   std::uint64_t cache_ram_bytes = 0;
   std::uint64_t projector_bytes = 0;  // the mmproj's part of load_bytes (weights + compute)
   std::string backend;
+  // Discrete GPUs: the record's plan per device (nullopt: the record has none — it predates
+  // per-device plans or was planned as one pool; `no_device_plan` says which) and the host part
+  // at load (weights, KV, buffers, projector, runtime) and in all (with prompt cache, margin and
+  // calibration).
+  std::optional<std::vector<DeviceExpectation>> devices;
+  std::string no_device_plan;
+  std::optional<std::uint64_t> host_load_bytes;
+  std::uint64_t host_total_bytes = 0;
   std::string source;  // "launch record" or "flags"
 };
 
@@ -115,10 +131,23 @@ GpuLogEvidence read_gpu_evidence(std::string_view log_text, std::string_view log
 // unknown (warn), never ok. `nvml` may be unloaded; `log` is null when no log was read. With a
 // planned load figure, also "plan-vs-measured": the measured memory (plan/calibration.hpp)
 // against it, with the error in %; a warning when the process holds more than 5% over the plan
-// plus the prompt cache's limit, or when the figure cannot be measured.
+// plus the prompt cache's limit, or when the figure cannot be measured. Then the findings of
+// check_device_memory (discrete GPUs).
 std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
                                   const Expectations& expected,
                                   const GpuLogEvidence* log = nullptr);
+
+// Discrete GPUs, a server started by launch with the CUDA backend: each GPU's memory now
+// against the record's plan for it (id device-plan-vs-measured, one finding per GPU), and the
+// host side (host-plan-vs-measured). The device figure is NVML's per-process figure for the pid
+// on that GPU (matched by PCI bus id) or, where NVML gives none, the GPU's total in use (all
+// processes; the evidence says which); ok within 5% of the plan, a warning outside it, a
+// failure when the server holds nothing on a GPU its plan puts memory on. The host: RSS against
+// the host part, a warning above it by more than 5%. A record without a per-device plan on a
+// machine whose NVML reports discrete GPUs gives one warning, "unknown"; a GB10 (one pool)
+// or a CPU plan gives no finding: plan-vs-measured covers them.
+std::vector<Finding> check_device_memory(const ProcessSnapshot& snapshot,
+                                         const gpu::NvmlReport& nvml, const Expectations& expected);
 
 // Backs the K1 finding "all layers on the GPU" (id all-layers-on-gpu, which judges only the
 // -ngl flag) with evidence: the log shows the layers on a device (ok) or not (fail), or NVML

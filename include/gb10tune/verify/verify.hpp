@@ -90,6 +90,11 @@ struct VerifyServices {
   RpcWorkerAccess rpc_workers;
 };
 
+// What a launch record says the server should look like: its settings, the memory plan's
+// figures, and (discrete GPUs) the plan per device and host; a record of an older gb10tune
+// without a per-device plan leaves `devices` unset and says why.
+Expectations expectations_from_record(const launch::LaunchRecord& record);
+
 // Finds the servers (launch record, else pid file, else a /proc scan; or options.pid) and
 // checks each one. Never throws for anything the machine can cause.
 VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& services);

@@ -603,8 +603,22 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
   std::uint64_t expert_read = 0;
   bool has_output = false;
   facts.layer_weight_bytes.assign(facts.block_count, 0);
-  for (const gguf::GgufFile* file : files) {
+  facts.tensor_spans.clear();
+  for (std::size_t file_index = 0; file_index < files.size(); ++file_index) {
+    const gguf::GgufFile* file = files[file_index];
     for (const gguf::TensorInfo& tensor : file->tensors()) {
+      {
+        const std::int64_t owner = block_index(tensor.name);
+        ModelFacts::TensorSpan span;
+        span.file = static_cast<std::uint32_t>(file_index);
+        span.offset = tensor.offset;
+        span.bytes = tensor.bytes;
+        span.layer = tensor.name == "token_embd.weight" ? ModelFacts::kTokenEmbedding
+                     : owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count
+                         ? owner
+                         : ModelFacts::kOutputLayer;
+        facts.tensor_spans.push_back(span);
+      }
       ++facts.tensor_count;
       facts.parameter_count += tensor.elements;
       facts.weight_bytes += tensor.bytes;

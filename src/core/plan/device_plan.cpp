@@ -65,6 +65,15 @@ Expected<LayerPlacement> parse_placement(const std::vector<std::string>& args) {
   if (const auto dev = option_value(args, {"-dev", "--device"})) {
     out.devices = split_list(*dev);
   }
+  if (const auto mmdev = option_value(args, {"-mmdev", "--mmproj-device"})) {
+    if (split_list(*mmdev).size() != 1) {
+      return Error{fmt::format("--mmproj-device '{}': the projector goes to one device; name one "
+                               "(CUDA0), or none for host memory",
+                               *mmdev),
+                   ExitCode::usage};
+    }
+    out.projector_device = *mmdev;
+  }
   return out;
 }
 
@@ -84,9 +93,11 @@ Expected<std::vector<GpuBudget>> gpu_budgets(const gpu::GpuReport& devices,
     budget.name = fmt::format("CUDA{}", device.index);
     budget.description = device.name;
     budget.reserve_bytes = reserve;
+    budget.pci_bus_id = device.pci_bus_id;
     for (const gpu::GpuMemory& memory : nvml.memory) {
       if (!device.pci_bus_id.empty() && memory.pci_bus_id == device.pci_bus_id) {
         budget.free_bytes = memory.free_bytes;
+        budget.total_bytes = memory.total_bytes;
       }
     }
     all.push_back(std::move(budget));
@@ -189,6 +200,54 @@ std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig
 
 namespace {
 
+// The bytes of loaded, offloaded tensors that lie inside the file range spanned by the tensors
+// the CPU uses (token_embd, the CPU blocks, the output layer when it stays): llama.cpp
+// unmaps only what is outside [first, last) of that range (llama_model_loader::load_all_data),
+// so those pages, read to upload them, stay in the process.
+std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& config,
+                           const LayerAssignment& where) {
+  const auto loaded = [&](std::int64_t layer) {
+    if (layer < 0 || static_cast<std::size_t>(layer) >= model.layers.size()) {
+      return true;
+    }
+    return !model.layers[static_cast<std::size_t>(layer)].mtp || config.mtp;
+  };
+  const auto on_cpu = [&](std::int64_t layer) {
+    if (layer == model::ModelFacts::kTokenEmbedding) {
+      return true;
+    }
+    if (layer == model::ModelFacts::kOutputLayer) {
+      return where.output_device() < 0;
+    }
+    return static_cast<std::size_t>(layer) < where.device_of.size() &&
+           where.device_of[static_cast<std::size_t>(layer)] < 0;
+  };
+  std::uint64_t extra = 0;
+  std::uint32_t files = 0;
+  for (const auto& span : model.tensor_spans) {
+    files = std::max(files, span.file + 1);
+  }
+  for (std::uint32_t file = 0; file < files; ++file) {
+    std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t last = 0;
+    for (const auto& span : model.tensor_spans) {
+      if (span.file == file && loaded(span.layer) && on_cpu(span.layer)) {
+        first = std::min(first, span.offset);
+        last = std::max(last, span.offset + span.bytes);
+      }
+    }
+    for (const auto& span : model.tensor_spans) {
+      if (span.file != file || !loaded(span.layer) || on_cpu(span.layer) || last <= first) {
+        continue;
+      }
+      const std::uint64_t from = std::max(first, span.offset);
+      const std::uint64_t to = std::min(last, span.offset + span.bytes);
+      extra += to > from ? to - from : 0;
+    }
+  }
+  return extra;
+}
+
 // The device and host parts for one assignment, without verdicts.
 DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
                       const MemoryPlan& plan, const PlanBudget& budget,
@@ -203,9 +262,36 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     DevicePart part;
     part.name = gpu.name;
     part.description = gpu.description;
+    part.pci_bus_id = gpu.pci_bus_id;
     part.free_bytes = gpu.free_bytes;
     part.reserve_bytes = gpu.reserve_bytes;
     out.gpus.push_back(std::move(part));
+  }
+  // The projector's GPU (clip_ctx): one of those, or another one that then holds only the
+  // projector and its CUDA context.
+  int projector_device = -1;
+  const std::uint64_t projector_bytes = plan.projector_bytes + plan.projector_compute_bytes;
+  if (plan.projector && plan.projector->on_device) {
+    const auto it = std::find_if(out.gpus.begin(), out.gpus.end(), [&](const DevicePart& p) {
+      return p.name == plan.projector->device;
+    });
+    if (it == out.gpus.end()) {
+      DevicePart part;
+      part.name = plan.projector->device;
+      if (budget.projector_gpu && budget.projector_gpu->name == part.name) {
+        part.description = budget.projector_gpu->description;
+        part.pci_bus_id = budget.projector_gpu->pci_bus_id;
+        part.free_bytes = budget.projector_gpu->free_bytes;
+        part.reserve_bytes = budget.projector_gpu->reserve_bytes;
+      } else {
+        part.reserve_bytes =
+            budget.gpus.empty() ? kDefaultGpuReserveBytes : budget.gpus.front().reserve_bytes;
+      }
+      out.gpus.push_back(std::move(part));
+      projector_device = static_cast<int>(out.gpus.size()) - 1;
+    } else {
+      projector_device = static_cast<int>(it - out.gpus.begin());
+    }
   }
   HostPart& host = out.host;
   host.weights_bytes = model.token_embedding_bytes;  // the input layer stays on the CPU
@@ -228,6 +314,7 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     }
   }
   const int output = where.output_device();
+  host.mapped_extra_bytes = mapped_extra(model, config, where);
   if (output < 0) {
     host.output_layer = true;
     host.weights_bytes += model.output_weight_bytes;
@@ -237,37 +324,44 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   }
   // Every GPU that holds a layer gets a CUDA context and a compute buffer for its part of the
   // graph (ggml_backend_sched: one buffer per backend), sized here as the whole graph's
-  // device buffer; the MTP draft context's on the device of the MTP block. mmproj goes to the
-  // first device.
+  // device buffer; the MTP draft context's on the device of the MTP block. The projector's
+  // weights and compute buffer go to its GPU, which needs a CUDA context too.
   const int mtp_device =
       model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -1;
-  bool first = true;
+  bool any_layers = false;
   for (std::size_t i = 0; i < out.gpus.size(); ++i) {
     DevicePart& part = out.gpus[i];
-    if (part.layers.empty() && !part.output_layer) {
+    const bool holds_layers = !part.layers.empty() || part.output_layer;
+    const bool holds_projector = static_cast<int>(i) == projector_device;
+    if (!holds_layers && !holds_projector) {
       continue;
     }
-    part.compute_bytes = plan.buffers.main.compute_device;
+    any_layers = any_layers || holds_layers;
+    if (holds_layers) {
+      part.compute_bytes = plan.buffers.main.compute_device;
+    }
     if (static_cast<int>(i) == mtp_device) {
       part.compute_bytes += plan.buffers.mtp.compute_device;
     }
     // Measured on an H200 (docs/memory-plan.md): a device with only the output layer loads
-    // no attention kernels (CUDA loads modules lazily) and held 64 MiB less.
+    // no attention kernels (CUDA loads modules lazily) and held 64 MiB less; a device with
+    // the projector alone is planned the same way (not measured).
     constexpr std::uint64_t kOutputOnlyKernels = 64ull << 20;
     part.runtime_bytes = part.layers.empty() && plan.runtime.device > kOutputOnlyKernels
                              ? plan.runtime.device - kOutputOnlyKernels
                              : plan.runtime.device;
-    if (first) {
-      part.projector_bytes = plan.projector_bytes;
-      first = false;
+    if (holds_projector) {
+      part.projector_bytes = projector_bytes;
     }
     part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
                        part.runtime_bytes + part.projector_bytes;
   }
   host.buffers_bytes =
       plan.buffers.main.compute_host + plan.buffers.mtp.compute_host + plan.output_bytes;
-  if (first) {
-    host.weights_bytes += plan.projector_bytes;  // no GPU holds anything: mmproj on the CPU
+  if (plan.projector && projector_device < 0) {
+    host.projector_bytes = projector_bytes;  // --no-mmproj-offload: in host memory
+  }
+  if (!any_layers) {
     // A CPU-only placement computes on the CPU: the device part of the graph is host memory.
     host.buffers_bytes += plan.buffers.main.compute_device + plan.buffers.mtp.compute_device;
   }
@@ -275,8 +369,9 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   host.cache_ram_bytes = plan.cache_ram_bytes;
   host.overhead_bytes = plan.overhead_bytes;
   host.calibration_bytes = plan.calibration_bytes;
-  const std::uint64_t sum = host.weights_bytes + host.cache_bytes + host.buffers_bytes +
-                            host.runtime_bytes + host.cache_ram_bytes + host.overhead_bytes;
+  const std::uint64_t sum = host.weights_bytes + host.mapped_extra_bytes + host.cache_bytes +
+                            host.buffers_bytes + host.projector_bytes + host.runtime_bytes +
+                            host.cache_ram_bytes + host.overhead_bytes;
   const std::uint64_t cut =
       host.calibration_bytes < 0 ? static_cast<std::uint64_t>(-host.calibration_bytes) : 0;
   host.total_bytes = host.calibration_bytes < 0

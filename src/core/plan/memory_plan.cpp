@@ -115,10 +115,11 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
 
   plan.weights_bytes = model.weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
   if (config.projector) {
-    // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build).
-    plan.projector =
-        plan_projector(*config.projector, config.flash_attention,
-                       config.projector_offload && config.backend == PlanBackend::cuda);
+    // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build):
+    // -mmdev's device, else the first GPU.
+    plan.projector = plan_projector(*config.projector, config.flash_attention,
+                                    config.projector_offload && config.backend == PlanBackend::cuda,
+                                    config.projector_device);
     plan.projector_bytes = plan.projector->weights_bytes;
     plan.projector_compute_bytes = plan.projector->compute_bytes;
   }

@@ -26,10 +26,11 @@ std::uint32_t warmup_side(const model::ProjectorFacts& p) {
 }  // namespace
 
 ProjectorPlan plan_projector(const model::ProjectorFacts& projector, bool flash_attention,
-                             bool on_device) {
+                             bool on_device, const std::string& device) {
   ProjectorPlan plan;
   plan.weights_bytes = projector.weight_bytes;
   plan.on_device = on_device;
+  plan.device = on_device ? (device.empty() ? std::string("CUDA0") : device) : std::string("CPU");
   const std::uint32_t side = warmup_side(projector);
   if (side == 0 || projector.patch_size == 0 || projector.embedding_length == 0) {
     plan.basis = projector.has_audio && !projector.has_vision

@@ -129,6 +129,17 @@ Advice nvidia_smi_advice(const ProbeResult& facts) {
   return advice;
 }
 
+// "24.9 GB free of 25.4 GB − 1.1 GB reserve = 23.8 GB" for one GPU's budget.
+std::string gpu_budget_words(const plan::GpuBudget& gpu) {
+  if (!gpu.free_bytes) {
+    return fmt::format("{}: free memory unknown (NVML did not report it)", gpu.name);
+  }
+  return fmt::format("{} {}: {} free{} − {} reserve = {}", gpu.name, gpu.description,
+                     format_bytes_si(*gpu.free_bytes),
+                     gpu.total_bytes ? " of " + format_bytes_si(*gpu.total_bytes) : std::string(),
+                     format_bytes_si(gpu.reserve_bytes), format_bytes_si(*gpu.available_bytes()));
+}
+
 Advice budget_advice(const ProbeResult& facts) {
   Advice advice{"memory-budget", "K3", Severity::info, "", "", ""};
   const MemoryBudget& budget = *facts.budget;
@@ -137,12 +148,38 @@ Advice budget_advice(const ProbeResult& facts) {
   }
   if (facts.is_gb10() || (!facts.gpu.devices.empty() && facts.gpu.devices.front().integrated)) {
     advice.fact = "K19";
-    advice.title = fmt::format("memory budget: {} ({}), shared by CPU and GPU",
-                               format_bytes_si(budget.bytes), budget.source);
+    advice.title = fmt::format(
+        "memory budget: {} ({} {} − {} reserve), one pool shared by CPU and GPU",
+        format_bytes_si(facts.plan_budgets.host_available_bytes.value_or(0)), budget.source,
+        format_bytes_si(budget.bytes), format_bytes_si(facts.plan_budgets.reserve_bytes));
     advice.detail =
         "On a unified-memory GPU the model, the KV cache and everything else come from one "
         "pool. CUDA's free-memory figure counts the page cache as used, so plan against "
-        "MemAvailable, less a system reserve (gb10tune launch keeps 12 GB by default).";
+        "MemAvailable, less a system reserve (gb10tune launch keeps 12 GB by default; "
+        "--reserve).";
+  } else if (facts.plan_budgets.per_device) {
+    const PlanBudgets& budgets = facts.plan_budgets;
+    std::vector<std::string> gpus;
+    for (const plan::GpuBudget& gpu : budgets.gpus) {
+      gpus.push_back(gpu_budget_words(gpu));
+    }
+    advice.title = "memory budget: one per GPU for device buffers, one for host buffers";
+    advice.detail = fmt::format("{}; host {} ({} − {} reserve). ", fmt::join(gpus, "; "),
+                                format_bytes_si(budgets.host_available_bytes.value_or(0)),
+                                budget.source, format_bytes_si(budgets.reserve_bytes));
+    advice.detail +=
+        "Layers, their KV cache, the compute buffers and the CUDA context on a discrete GPU use "
+        "its own memory; gb10tune launch plans them against each GPU's free memory (NVML) less "
+        "the GPU reserve, and only what stays in host memory (token embeddings, layers left on "
+        "the CPU, pinned buffers, the prompt cache) against MemAvailable less the reserve. The "
+        "tightest part decides whether a plan fits.";
+    if (std::any_of(budgets.gpus.begin(), budgets.gpus.end(),
+                    [](const plan::GpuBudget& g) { return !g.free_bytes; })) {
+      advice.severity = Severity::warn;
+      advice.detail +=
+          " A GPU's free memory is unknown (NVML did not report it): launch cannot check "
+          "that GPU's part; install the driver's NVML (libnvidia-ml.so.1).";
+    }
   } else if (!facts.gpu.devices.empty()) {
     const gpu::GpuDevice& device = facts.gpu.devices.front();
     advice.title = fmt::format("memory budget: {} of GPU memory on the {}; {} of host memory",
@@ -189,6 +226,22 @@ std::string ProbeResult::machine_class() const {
 bool ProbeResult::is_gb10() const {
   return gpu.status == gpu::GpuStatus::available && !gpu.devices.empty() &&
          gpu::classify(gpu.devices.front()) == gpu::GpuKind::gb10;
+}
+
+PlanBudgets plan_budgets(const ProbeResult& facts, std::uint64_t reserve,
+                         std::uint64_t gpu_reserve) {
+  PlanBudgets out;
+  out.reserve_bytes = reserve;
+  out.gpu_reserve_bytes = gpu_reserve;
+  if (facts.budget) {
+    out.host_available_bytes = facts.budget->bytes > reserve ? facts.budget->bytes - reserve : 0;
+  }
+  // The same list launch plans a CUDA server against: empty on GB10 and integrated GPUs.
+  if (auto gpus = plan::gpu_budgets(facts.gpu, facts.nvml, {}, gpu_reserve); gpus) {
+    out.gpus = std::move(*gpus);
+  }
+  out.per_device = !out.gpus.empty();
+  return out;
 }
 
 std::vector<Advice> derive_advice(const ProbeResult& facts, const platform::Environment& env) {
@@ -240,6 +293,7 @@ ProbeResult run_probe(const ProbeInputs& inputs) {
 
   result.gpu = inputs.gpu->query_devices();
   result.nvml = inputs.gpu->query_nvml();
+  result.plan_budgets = plan_budgets(result, inputs.reserve_bytes, inputs.gpu_reserve_bytes);
   if (result.cpu) {
     result.build = make_build_advice(*result.cpu, result.gpu);
   }

@@ -71,6 +71,7 @@ json devices_json(const plan::DevicePlan& d) {
     gpus.push_back(
         {{"name", g.name},
          {"description", g.description},
+         {"pci_bus_id", g.pci_bus_id.empty() ? json(nullptr) : json(g.pci_bus_id)},
          {"layers", g.layers},
          {"output_layer", g.output_layer},
          {"weights_bytes", g.weights_bytes},
@@ -93,8 +94,10 @@ json devices_json(const plan::DevicePlan& d) {
                {{"layers", h.layers},
                 {"output_layer", h.output_layer},
                 {"weights_bytes", h.weights_bytes},
+                {"mapped_extra_bytes", h.mapped_extra_bytes},
                 {"cache_bytes", h.cache_bytes},
                 {"buffers_bytes", h.buffers_bytes},
+                {"projector_bytes", h.projector_bytes},
                 {"runtime_bytes", h.runtime_bytes},
                 {"cache_ram_bytes", h.cache_ram_bytes},
                 {"overhead_bytes", h.overhead_bytes},
@@ -138,7 +141,11 @@ std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
   for (const plan::DevicePart& g : d.gpus) {
     const std::string where =
         g.layers.empty() && !g.output_layer
-            ? std::string("no layers")
+            ? (g.projector_bytes > 0
+                   ? fmt::format("the projector only ({}): mmproj {:.2f} + CUDA runtime {:.2f} MiB",
+                                 g.description.empty() ? std::string("not seen") : g.description,
+                                 mib(g.projector_bytes), mib(g.runtime_bytes))
+                   : std::string("no layers"))
             : fmt::format(
                   "{} ({}): weights {:.2f} + KV/state {:.2f} + compute {:.2f} + CUDA "
                   "runtime {:.2f}{} MiB",
@@ -152,11 +159,18 @@ std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
   const plan::HostPart& h = d.host;
   out += part_line(
       "host",
-      fmt::format("token embedding + {}: weights {:.2f} + KV/state {:.2f} + pinned compute and "
-                  "output {:.2f} + runtime {:.2f} + prompt cache {:.2f} + margin {:.2f} MiB",
+      fmt::format("token embedding + {}: weights {:.2f}{} + KV/state {:.2f} + pinned compute and "
+                  "output {:.2f}{} + runtime {:.2f} + prompt cache {:.2f} + margin {:.2f} MiB",
                   h.layers.empty() && !h.output_layer ? std::string("no layers")
                                                       : where_text(h.layers, h.output_layer),
-                  mib(h.weights_bytes), mib(h.cache_bytes), mib(h.buffers_bytes),
+                  mib(h.weights_bytes),
+                  h.mapped_extra_bytes > 0
+                      ? fmt::format(" + offloaded tensors in the mapped range {:.2f}",
+                                    mib(h.mapped_extra_bytes))
+                      : std::string(),
+                  mib(h.cache_bytes), mib(h.buffers_bytes),
+                  h.projector_bytes > 0 ? fmt::format(" + mmproj {:.2f}", mib(h.projector_bytes))
+                                        : std::string(),
                   mib(h.runtime_bytes), mib(h.cache_ram_bytes), mib(h.overhead_bytes)),
       h.total_bytes, h.available_bytes, h.margin_bytes, h.fits, "(MemAvailable − reserve)", style);
   if (!d.tightest.empty()) {
@@ -250,7 +264,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
         {"type", config.projector ? config.projector->projector_type : std::string()},
         {"weights_bytes", mm.weights_bytes},
         {"compute_bytes", mm.compute_bytes},
-        {"buffer", mm.on_device ? "CUDA0" : "CPU"},
+        {"buffer", mm.device},
         {"on_device", mm.on_device},
         {"warmup_image_side", mm.warmup_side},
         {"patches", mm.patches},
@@ -284,7 +298,7 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
       config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)");
   if (plan.projector) {
     const plan::ProjectorPlan& mm = *plan.projector;
-    const std::string where = mm.on_device ? "CUDA0" : "CPU";
+    const std::string where = mm.device;
     row("mmproj weights", mm.weights_bytes,
         fmt::format("{}, the projector's tensors ({})", where,
                     config.projector && !config.projector->projector_type.empty()
@@ -379,6 +393,13 @@ std::string what_fits(const plan::PlanConfig& config, const plan::MemoryPlan& pl
             "MiB reserve = {:.2f} MiB. ",
             g.name, g.description, mib(g.total_bytes), where_text(g.layers, g.output_layer),
             mib(*g.free_bytes), mib(g.reserve_bytes), mib(*g.available_bytes));
+      }
+    }
+    for (const plan::DevicePart& g : plan.devices->gpus) {
+      if (!g.fits && g.available_bytes && g.projector_bytes > 0) {
+        gpus += fmt::format(
+            "The projector takes {:.2f} MiB of {}: --no-mmproj-offload keeps it in host memory. ",
+            mib(g.projector_bytes), g.name);
       }
     }
     if (!gpus.empty() && plan.devices->max_gpu_layers_that_fit) {

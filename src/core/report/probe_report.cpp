@@ -61,6 +61,25 @@ json memory_json(const probe::ProbeResult& result) {
   return memory;
 }
 
+// The budgets launch plans against: one pool, or each GPU and the host.
+json budgets_json(const probe::PlanBudgets& b) {
+  json gpus = json::array();
+  for (const plan::GpuBudget& gpu : b.gpus) {
+    gpus.push_back({{"name", gpu.name},
+                    {"description", gpu.description},
+                    {"pci_bus_id", gpu.pci_bus_id},
+                    {"total_bytes", optional_bytes(gpu.total_bytes)},
+                    {"free_bytes", optional_bytes(gpu.free_bytes)},
+                    {"reserve_bytes", gpu.reserve_bytes},
+                    {"available_bytes", optional_bytes(gpu.available_bytes())}});
+  }
+  return {{"pool", b.per_device ? "per-device" : "one"},
+          {"reserve_bytes", b.reserve_bytes},
+          {"gpu_reserve_bytes", b.gpu_reserve_bytes},
+          {"host_available_bytes", optional_bytes(b.host_available_bytes)},
+          {"gpus", gpus}};
+}
+
 json gpu_json(const gpu::GpuReport& report) {
   json devices = json::array();
   for (const gpu::GpuDevice& d : report.devices) {
@@ -76,13 +95,22 @@ json gpu_json(const gpu::GpuReport& report) {
 json nvml_json(const gpu::NvmlReport& nvml) {
   json processes = json::array();
   for (const gpu::GpuProcessMemory& p : nvml.processes) {
-    processes.push_back(
-        {{"device_index", p.device_index}, {"pid", p.pid}, {"used_bytes", p.used_bytes}});
+    processes.push_back({{"device_index", p.device_index},
+                         {"pid", p.pid},
+                         {"used_bytes", p.used_known ? json(p.used_bytes) : json(nullptr)}});
+  }
+  json memory = json::array();
+  for (const gpu::GpuMemory& m : nvml.memory) {
+    memory.push_back({{"nvml_index", m.nvml_index},
+                      {"pci_bus_id", m.pci_bus_id},
+                      {"total_bytes", m.total_bytes},
+                      {"free_bytes", m.free_bytes}});
   }
   return {{"loaded", nvml.loaded},
           {"detail", nvml.detail},
           {"driver_version", nvml.driver_version},
-          {"processes", processes}};
+          {"processes", processes},
+          {"memory", memory}};
 }
 
 json advice_json(const std::vector<probe::Advice>& advice) {
@@ -159,9 +187,30 @@ void render_memory(const probe::ProbeResult& r, const TextStyle& style, std::str
   out += fmt::format("  cgroup    {}\n", r.cgroup.limit_bytes
                                              ? "limit " + format_bytes_si(*r.cgroup.limit_bytes)
                                              : std::string("no memory limit"));
-  if (r.budget) {
-    out += fmt::format("  Budget    {} ({})\n", style.bold(format_bytes_si(r.budget->bytes)),
-                       r.budget->source);
+  if (!r.budget) {
+    return;
+  }
+  const probe::PlanBudgets& b = r.plan_budgets;
+  const std::string host = fmt::format(
+      "{}: {} ({}) − {} reserve", style.bold(format_bytes_si(b.host_available_bytes.value_or(0))),
+      format_bytes_si(r.budget->bytes), r.budget->source, format_bytes_si(b.reserve_bytes));
+  if (!b.per_device) {
+    out += fmt::format("  Budget    {}, one pool for everything\n", host);
+    return;
+  }
+  out += fmt::format("  Budget    host buffers   {}\n", host);
+  for (const plan::GpuBudget& gpu : b.gpus) {
+    if (!gpu.free_bytes) {
+      out +=
+          fmt::format("            {:<14} {}: free memory unknown (no NVML figure), not checked\n",
+                      gpu.name, gpu.description);
+      continue;
+    }
+    out += fmt::format("            {:<14} {}: {} free{} − {} GPU reserve ({})\n", gpu.name,
+                       style.bold(format_bytes_si(*gpu.available_bytes())),
+                       format_bytes_si(*gpu.free_bytes),
+                       gpu.total_bytes ? " of " + format_bytes_si(*gpu.total_bytes) : std::string(),
+                       format_bytes_si(gpu.reserve_bytes), gpu.description);
   }
 }
 
@@ -240,6 +289,7 @@ json probe_to_json(const probe::ProbeResult& r) {
                {"arch", r.os.arch}};
   doc["cpu"] = r.cpu ? cpu_json(*r.cpu) : json(nullptr);
   doc["memory"] = r.memory ? memory_json(r) : json(nullptr);
+  doc["budgets"] = budgets_json(r.plan_budgets);
   doc["gpu"] = gpu_json(r.gpu);
   doc["nvml"] = nvml_json(r.nvml);
   if (r.build) {

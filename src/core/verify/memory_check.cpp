@@ -186,6 +186,9 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
   if (snapshot.memory && expected.load_bytes) {
     findings.push_back(plan_vs_measured(snapshot, nvml, expected));
   }
+  for (Finding& finding : check_device_memory(snapshot, nvml, expected)) {
+    findings.push_back(std::move(finding));
+  }
   return findings;
 }
 

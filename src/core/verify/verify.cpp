@@ -91,8 +91,64 @@ std::string stderr_file_of(const platform::Sysroot& root, int pid) {
   return link.content;
 }
 
+// An unsigned number of `doc` at `key`, nullopt when absent or not one.
+std::optional<std::uint64_t> record_bytes(const nlohmann::json& doc, const char* key) {
+  const auto it = doc.find(key);
+  if (it == doc.end() || !it->is_number_unsigned()) {
+    return std::nullopt;
+  }
+  return it->get<std::uint64_t>();
+}
+
+// The per-device plan of a launch record (its plan document's plan.devices), or why there is
+// none: a record of a gb10tune before per-device plans has no `devices` key; one planned as one
+// pool has null.
+void device_expectations(const launch::LaunchRecord& record, Expectations& expected) {
+  const nlohmann::json& doc = record.plan;
+  const nlohmann::json* figures =
+      doc.is_object() && doc.contains("plan") && doc["plan"].is_object() ? &doc["plan"] : nullptr;
+  if (figures == nullptr || !figures->contains("devices")) {
+    expected.no_device_plan =
+        "the launch record has no per-device plan (written by a gb10tune before per-device "
+        "plans)";
+    return;
+  }
+  const nlohmann::json& devices = (*figures)["devices"];
+  if (!devices.is_object() || !devices.contains("gpus") || !devices["gpus"].is_array()) {
+    expected.no_device_plan =
+        "the launch record planned one pool (no discrete GPU was seen when it was launched)";
+    return;
+  }
+  std::vector<DeviceExpectation> gpus;
+  for (const nlohmann::json& gpu : devices["gpus"]) {
+    if (!gpu.is_object() || !gpu.contains("name") || !gpu["name"].is_string()) {
+      continue;
+    }
+    DeviceExpectation device;
+    device.name = gpu["name"].get<std::string>();
+    if (const auto it = gpu.find("description"); it != gpu.end() && it->is_string()) {
+      device.description = it->get<std::string>();
+    }
+    if (const auto it = gpu.find("pci_bus_id"); it != gpu.end() && it->is_string()) {
+      device.pci_bus_id = it->get<std::string>();
+    }
+    device.planned_bytes = record_bytes(gpu, "total_bytes").value_or(0);
+    gpus.push_back(std::move(device));
+  }
+  expected.devices = std::move(gpus);
+  if (const auto it = devices.find("host"); it != devices.end() && it->is_object()) {
+    std::uint64_t load = 0;
+    for (const char* key : {"weights_bytes", "mapped_extra_bytes", "cache_bytes", "buffers_bytes",
+                            "projector_bytes", "runtime_bytes"}) {
+      load += record_bytes(*it, key).value_or(0);
+    }
+    expected.host_load_bytes = load;
+    expected.host_total_bytes = record_bytes(*it, "total_bytes").value_or(load);
+  }
+}
+
 // Expectations from the launch record (what launch planned).
-Expectations from_record(const launch::LaunchRecord& record) {
+Expectations record_expectations(const launch::LaunchRecord& record) {
   Expectations expected;
   expected.source = "launch record";
   expected.slots = record.slots;
@@ -129,6 +185,7 @@ Expectations from_record(const launch::LaunchRecord& record) {
     expected.projector_bytes = record.expected_projector_bytes;
     expected.backend = record.backend;
   }
+  device_expectations(record, expected);
   return expected;
 }
 
@@ -282,6 +339,10 @@ std::vector<Target> select_targets(const VerifyOptions& options, const VerifySer
 
 }  // namespace
 
+Expectations expectations_from_record(const launch::LaunchRecord& record) {
+  return record_expectations(record);
+}
+
 Severity ServerReport::worst() const {
   Severity worst = Severity::ok;
   for (const CheckGroup& group : groups) {
@@ -370,7 +431,7 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
 
     Expectations expected;
     if (target.record != nullptr) {
-      expected = from_record(*target.record);
+      expected = expectations_from_record(*target.record);
     }
     FlagsOutcome flags;
     if (services.check_flags) {

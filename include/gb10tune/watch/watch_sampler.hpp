@@ -1,0 +1,59 @@
+// The sampling half of `gb10tune watch`: MemAvailable, and the watched server's liveness, RSS
+// and NVML figure, read under a Sysroot so that tests replay a /proc tree that changes over
+// time. Cheap enough to run every second: three small /proc reads, no allocation of note.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/sys/meminfo.hpp"
+#include "gb10tune/util/expected.hpp"
+#include "gb10tune/watch/watch_policy.hpp"
+
+namespace gb10tune::watch {
+
+// Where MemAvailable comes from.
+using MemInfoSource = std::function<Expected<sys::MemInfo>()>;
+
+// /proc/meminfo under `root`, read afresh at every call.
+MemInfoSource meminfo_from(platform::Sysroot root);
+
+// The files in order, one per call, the last one repeated once they are used up (for tests and
+// `--replay-meminfo`): an Error naming the file when one cannot be read or parsed.
+MemInfoSource meminfo_sequence(std::vector<std::filesystem::path> files);
+
+// The memory NVML accounts to a pid (nullopt: no NVML, or no figure).
+using GpuBytesSource = std::function<std::optional<std::uint64_t>(int pid)>;
+
+// The process being watched: a pid and its start time (so that a reused pid is not taken for
+// the server). pid 0: none.
+struct WatchedProcess {
+  int pid = 0;
+  std::uint64_t start_time_ticks = 0;
+};
+
+// Takes samples.
+class Sampler {
+ public:
+  // `gpu` may be empty (no GPU on this machine).
+  Sampler(platform::Sysroot root, MemInfoSource meminfo, GpuBytesSource gpu);
+
+  // One sample at `t_s`: MemAvailable, and whether `server` still runs (its /proc/<pid>/stat
+  // exists, is not a zombie, and has the recorded start time) with its VmRSS and GPU figure.
+  // An Error only when MemAvailable cannot be read.
+  Expected<Sample> take(double t_s, const WatchedProcess& server) const;
+
+  // True when `server` runs (the liveness part of take()).
+  bool running(const WatchedProcess& server) const;
+
+ private:
+  platform::Sysroot m_root;
+  MemInfoSource m_meminfo;
+  GpuBytesSource m_gpu;
+};
+
+}  // namespace gb10tune::watch

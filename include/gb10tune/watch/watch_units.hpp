@@ -1,0 +1,31 @@
+// `gb10tune watch --print systemd`: a user unit that runs the watch beside the server, and a
+// timer that runs `gb10tune verify` every few minutes.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gb10tune::watch {
+
+// What the units need.
+struct WatchUnitsInput {
+  std::vector<std::string> watch_argv;   // the watch command (absolute gb10tune path first)
+  std::vector<std::string> verify_argv;  // the verify command
+  int verify_every_min = 15;
+  // Variables the watch and verify must see as the caller did (XDG_STATE_HOME, say), so that
+  // they find the launch record.
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+
+// One file to install under ~/.config/systemd/user/.
+struct UnitFile {
+  std::string name;  // "gb10tune-watch.service"
+  std::string content;
+};
+
+// gb10tune-watch.service (Restart=on-failure, exit 130 on SIGTERM counts as success),
+// gb10tune-verify.service (oneshot) and gb10tune-verify.timer (every verify_every_min).
+std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input);
+
+}  // namespace gb10tune::watch

@@ -1,0 +1,64 @@
+#include "gb10tune/watch/watch_sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/util/text_file.hpp"
+
+namespace gb10tune::watch {
+
+MemInfoSource meminfo_from(platform::Sysroot root) {
+  return [root = std::move(root)] { return sys::read_meminfo(root); };
+}
+
+MemInfoSource meminfo_sequence(std::vector<std::filesystem::path> files) {
+  auto next = std::make_shared<std::size_t>(0);
+  return [files = std::move(files), next]() -> Expected<sys::MemInfo> {
+    if (files.empty()) {
+      return Error{"no meminfo files to replay"};
+    }
+    const std::filesystem::path& path = files[std::min(*next, files.size() - 1)];
+    ++*next;
+    const auto text = read_text_file(path);
+    if (!text) {
+      return Error{fmt::format("cannot read {}", path.string())};
+    }
+    return sys::parse_meminfo(*text, path.string());
+  };
+}
+
+Sampler::Sampler(platform::Sysroot root, MemInfoSource meminfo, GpuBytesSource gpu)
+    : m_root(std::move(root)), m_meminfo(std::move(meminfo)), m_gpu(std::move(gpu)) {}
+
+bool Sampler::running(const WatchedProcess& server) const {
+  if (server.pid <= 0) {
+    return false;
+  }
+  const auto stat = sys::read_process_stat(m_root, server.pid);
+  return stat && !stat->exited() &&
+         (server.start_time_ticks == 0 || stat->start_time_ticks == server.start_time_ticks);
+}
+
+Expected<Sample> Sampler::take(double t_s, const WatchedProcess& server) const {
+  const auto memory = m_meminfo();
+  if (!memory) {
+    return memory.error();
+  }
+  Sample sample;
+  sample.t_s = t_s;
+  sample.available_bytes = memory->available_bytes;
+  sample.server_running = running(server);
+  if (sample.server_running) {
+    if (const auto rss = sys::read_process_memory(m_root, server.pid)) {
+      sample.server_rss_bytes = rss->vm_rss;
+    }
+    if (m_gpu) {
+      sample.server_gpu_bytes = m_gpu(server.pid);
+    }
+  }
+  return sample;
+}
+
+}  // namespace gb10tune::watch

@@ -1,0 +1,89 @@
+#include "gb10tune/watch/watch_units.hpp"
+
+#include <fmt/format.h>
+
+#include "gb10tune/launch/shell_quote.hpp"
+
+namespace gb10tune::watch {
+
+namespace {
+
+std::string units_exec_line(const std::vector<std::string>& argv) {
+  std::string exec;
+  for (const auto& word : argv) {
+    exec += (exec.empty() ? "" : " ") + launch::systemd_quote(word);
+  }
+  return exec;
+}
+
+std::string units_environment(const WatchUnitsInput& input) {
+  std::string out;
+  for (const auto& [name, value] : input.environment) {
+    out += fmt::format("Environment={}\n", launch::systemd_quote(name + "=" + value));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input) {
+  std::vector<UnitFile> files;
+  files.push_back(
+      {"gb10tune-watch.service",
+       fmt::format(
+           "# Written by gb10tune watch --print systemd. Install as user units (with\n"
+           "# gb10tune-verify.service and gb10tune-verify.timer) under ~/.config/systemd/user/,\n"
+           "# then: systemctl --user daemon-reload &&\n"
+           "#       systemctl --user enable --now gb10tune-watch.service gb10tune-verify.timer\n"
+           "# Events go to the journal: journalctl --user -u gb10tune-watch\n"
+           "[Unit]\n"
+           "Description=gb10tune watch: memory floor for the llama-server gb10tune launch "
+           "started\n"
+           "After=llama-server.service\n"
+           "\n"
+           "[Service]\n"
+           "Type=exec\n"
+           "ExecStart={}\n"
+           "{}"
+           "Restart=on-failure\n"
+           "RestartSec=30\n"
+           "# SIGTERM from systemctl stop ends the watch with 130: a clean stop.\n"
+           "SuccessExitStatus=130\n"
+           "# A server the watch restarted lives in this unit's cgroup: stopping or restarting\n"
+           "# the watch must not take it down.\n"
+           "KillMode=process\n"
+           "\n"
+           "[Install]\n"
+           "WantedBy=default.target\n",
+           units_exec_line(input.watch_argv), units_environment(input))});
+  files.push_back(
+      {"gb10tune-verify.service",
+       fmt::format(
+           "# Written by gb10tune watch --print systemd; started by gb10tune-verify.timer.\n"
+           "# A failed check leaves this unit failed: systemctl --user --failed\n"
+           "[Unit]\n"
+           "Description=gb10tune verify: is the llama-server still on the fast path?\n"
+           "\n"
+           "[Service]\n"
+           "Type=oneshot\n"
+           "ExecStart={}\n"
+           "{}",
+           units_exec_line(input.verify_argv), units_environment(input))});
+  files.push_back(
+      {"gb10tune-verify.timer",
+       fmt::format("# Written by gb10tune watch --print systemd: gb10tune verify every {} min.\n"
+                   "[Unit]\n"
+                   "Description=gb10tune verify every {} minutes\n"
+                   "\n"
+                   "[Timer]\n"
+                   "OnBootSec={}min\n"
+                   "OnUnitActiveSec={}min\n"
+                   "\n"
+                   "[Install]\n"
+                   "WantedBy=timers.target\n",
+                   input.verify_every_min, input.verify_every_min, input.verify_every_min,
+                   input.verify_every_min)});
+  return files;
+}
+
+}  // namespace gb10tune::watch
