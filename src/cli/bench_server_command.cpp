@@ -300,6 +300,14 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   for (auto& [key, value] : bench::settings_from_speculative(spec)) {
     p.settings[key] = value;
   }
+  // The topology (llama.cpp RPC workers): a setting like any other for compare.
+  if (argv) {
+    p.rpc_workers = bench::rpc_workers_from_argv(*argv);
+    p.rpc_source = argv_source;
+    for (auto& [key, value] : bench::settings_from_rpc(p.rpc_workers)) {
+      p.settings[key] = value;
+    }
+  }
   result.workload_source = workload->source;
   result.workload_requests = workload->requests.size();
   result.workload_conversations = workload->conversations;

@@ -1,11 +1,15 @@
 #include "launch_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <ostream>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/launch/child_environment.hpp"
@@ -13,6 +17,7 @@
 #include "gb10tune/launch/profile.hpp"
 #include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/launch/server_command.hpp"
+#include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/backend_choice.hpp"
@@ -21,7 +26,11 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/report/node_report.hpp"
 #include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/rpc/node_plan.hpp"
+#include "gb10tune/rpc/rpc_client.hpp"
+#include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/server/server_build.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/sys/gb10.hpp"
@@ -51,6 +60,8 @@ struct LaunchOptions {
   std::vector<std::string> extra;
   nlohmann::json values = nlohmann::json::object();  // settings given on the command line
   std::optional<std::int64_t> ctx_size;  // -c: all slots together (becomes ctx_per_slot)
+  std::string rpc;                       // --rpc HOST:PORT[,…]: the workers
+  std::string rpc_reserve;               // --rpc-reserve: kept free on each worker
 };
 
 // The command-line option that sets launch setting `key`, for messages.
@@ -202,6 +213,134 @@ Status lift_projector_args(LaunchOptions& in) {
   return {};
 }
 
+// llama-server's --rpc after -- becomes launch's own --rpc, so that the workers are contacted
+// and planned. An Error when it contradicts launch's own --rpc.
+Status lift_rpc_args(LaunchOptions& in) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < in.extra.size(); ++i) {
+    const std::string& arg = in.extra[i];
+    std::string value;
+    if (arg == "--rpc") {
+      if (i + 1 >= in.extra.size()) {
+        return Error{"--rpc after -- needs HOST:PORT[,HOST:PORT…]", ExitCode::usage};
+      }
+      value = in.extra[++i];
+    } else if (arg.rfind("--rpc=", 0) == 0) {
+      value = arg.substr(6);
+    } else {
+      kept.push_back(arg);
+      continue;
+    }
+    if (!in.rpc.empty() && in.rpc != value) {
+      return Error{fmt::format("--rpc {} after -- contradicts launch's own --rpc {}; give it once",
+                               value, in.rpc),
+                   ExitCode::usage};
+    }
+    in.rpc = value;
+  }
+  in.extra = std::move(kept);
+  return {};
+}
+
+// How long one worker may take to answer the hello and its memory.
+constexpr std::chrono::milliseconds kWorkerTimeout{5000};
+
+// The workers a llama-server launched from here still uses, as its record saw them at its
+// launch: rpc-server serves one client at a time, and a hello queued behind a running head's
+// session is read when the head leaves, when rpc-server answers a closed socket and dies of
+// SIGPIPE. Such a worker is never contacted.
+std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
+  std::vector<rpc::WorkerInfo> out;
+  const auto dir = platform::state_dir(ctx.env);
+  if (!dir) {
+    return out;
+  }
+  const auto status = launch::check_pid_file(ctx.sysroot, launch::StatePaths::under(*dir));
+  if (status.state != launch::PidFileState::running || !status.server->record.plan.is_object()) {
+    return out;
+  }
+  const auto rpc = status.server->record.plan.find("rpc");
+  if (rpc == status.server->record.plan.end() || !rpc->is_object() || !rpc->contains("workers") ||
+      !(*rpc)["workers"].is_array()) {
+    return out;
+  }
+  for (const auto& w : (*rpc)["workers"]) {
+    if (!w.is_object() || !w.contains("endpoint") || !w["endpoint"].is_string()) {
+      continue;
+    }
+    auto endpoint = rpc::parse_endpoint(w["endpoint"].get<std::string>());
+    if (!endpoint) {
+      continue;
+    }
+    rpc::WorkerInfo info;
+    info.endpoint = *endpoint;
+    const std::string version = w.contains("protocol_version") && w["protocol_version"].is_string()
+                                    ? w["protocol_version"].get<std::string>()
+                                    : std::string();
+    unsigned major = 0, minor = 0, patch = 0;
+    if (std::sscanf(version.c_str(), "%u.%u.%u", &major, &minor, &patch) == 3) {
+      info.version = {static_cast<std::uint8_t>(major), static_cast<std::uint8_t>(minor),
+                      static_cast<std::uint8_t>(patch)};
+    }
+    if (w.contains("devices") && w["devices"].is_array()) {
+      for (const auto& d : w["devices"]) {
+        const auto bytes = [&d](const char* key) -> std::uint64_t {
+          return d.is_object() && d.contains(key) && d[key].is_number_unsigned()
+                     ? d[key].get<std::uint64_t>()
+                     : 0;
+        };
+        info.devices.push_back(rpc::DeviceMemory{bytes("free_bytes"), bytes("total_bytes")});
+      }
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+// Asks every worker for its protocol version and memory (but not one in `in_use`). A worker
+// that does not answer is an Error (exit 5: the server cannot start without it) naming it; one
+// of a protocol the head cannot use an Error (exit 2) naming it and both versions.
+Expected<std::vector<rpc::WorkerInfo>> contact_workers(const std::vector<rpc::Endpoint>& endpoints,
+                                                       const rpc::ProtocolVersion& head,
+                                                       const std::vector<rpc::WorkerInfo>& in_use,
+                                                       std::ostream& err) {
+  std::vector<rpc::WorkerInfo> workers;
+  for (const rpc::Endpoint& endpoint : endpoints) {
+    const auto busy = std::find_if(in_use.begin(), in_use.end(), [&](const rpc::WorkerInfo& w) {
+      return w.endpoint == endpoint;
+    });
+    if (busy != in_use.end()) {
+      err << "gb10tune launch: RPC worker " << endpoint.to_string()
+          << " serves the llama-server launched from here: not contacted (it serves one client "
+             "at a time); planned with what it reported at that launch\n";
+      workers.push_back(*busy);
+      continue;
+    }
+    auto version = rpc::hello_worker(endpoint, kWorkerTimeout);
+    if (!version) {
+      return Error{fmt::format("{}; nothing was started (llama-server cannot load without every "
+                               "worker; start it there with `gb10tune rpc start --host {} --port "
+                               "{}`, or leave it out of --rpc)",
+                               version.error().message, endpoint.host, endpoint.port),
+                   ExitCode::server_failed};
+    }
+    if (!rpc::compatible(*version, head)) {
+      return Error{fmt::format("RPC worker {} speaks RPC protocol {}, the head's llama-server "
+                               "speaks {}: llama.cpp refuses a worker of another major version "
+                               "or a newer minor version. Build rpc-server and llama-server from "
+                               "the same llama.cpp commit on both machines; nothing was started",
+                               endpoint.to_string(), version->to_string(), head.to_string()),
+                   ExitCode::usage};
+    }
+    auto info = rpc::query_worker(endpoint, kWorkerTimeout, head);
+    if (!info) {
+      return Error{info.error().message + "; nothing was started", ExitCode::server_failed};
+    }
+    workers.push_back(std::move(*info));
+  }
+  return workers;
+}
+
 // The settings layers: built-in < profile < user config < command line.
 struct Layers {
   std::optional<launch::SettingsDocument> user;
@@ -350,6 +489,32 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (auto lifted = lift_projector_args(in); !lifted) {
     return fail(ctx, lifted.error());
   }
+  if (auto lifted = lift_rpc_args(in); !lifted) {
+    return fail(ctx, lifted.error());
+  }
+  // LLAMA_ARG_RPC (K16) would make the server use workers nobody planned: it is taken as --rpc
+  // (the command line's --rpc wins, as in llama-server).
+  if (const auto from_env = ctx.env.get("LLAMA_ARG_RPC"); from_env && !from_env->empty()) {
+    if (in.rpc.empty()) {
+      in.rpc = *from_env;
+      *ctx.err << "gb10tune launch: LLAMA_ARG_RPC=" << *from_env
+               << " in the environment: planned as --rpc " << *from_env << "\n";
+    }
+  }
+  std::vector<rpc::Endpoint> endpoints;
+  if (!in.rpc.empty()) {
+    auto parsed = rpc::parse_endpoint_list(in.rpc);
+    if (!parsed) {
+      return fail(ctx, parsed.error());
+    }
+    endpoints = std::move(*parsed);
+    std::vector<std::string> list;
+    for (const auto& e : endpoints) {
+      list.push_back(e.to_string());
+    }
+    in.extra.push_back("--rpc");
+    in.extra.push_back(fmt::format("{}", fmt::join(list, ",")));
+  }
   if (!in.extra.empty()) {
     in.values["extra_args"] = in.extra;
   }
@@ -444,6 +609,16 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!flags) {
     return fail(ctx, flags.error());
   }
+  if (!endpoints.empty()) {
+    const auto* rpc_flag = flags->find("--rpc");
+    if (rpc_flag == nullptr || rpc_flag->removed()) {
+      return fail(ctx, Error{fmt::format("{} has no --rpc option: it was built without llama.cpp's "
+                                         "RPC backend; rebuild it with -DGGML_RPC=ON (and the "
+                                         "workers' rpc-server from the same commit)",
+                                         *server_path),
+                             ExitCode::usage});
+    }
+  }
   launch::CommandInputs inputs;
   inputs.server_path = *server_path;
   inputs.model_path = candidate->path.string();
@@ -508,7 +683,35 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
     unit.description =
         fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
-    *ctx.out << launch::render_systemd_unit(unit);
+    if (endpoints.empty()) {
+      *ctx.out << launch::render_systemd_unit(unit);
+      return ExitCode::ok;
+    }
+    // One unit per node: the head's here, each worker's for its own machine (started first).
+    unit.description += fmt::format(" over RPC workers {}", in.rpc);
+    *ctx.out << "# node: head (this machine), e.g. /etc/systemd/system/llama-server.service\n"
+             << launch::render_systemd_unit(unit);
+    for (const rpc::Endpoint& endpoint : endpoints) {
+      rpc::WorkerOptions worker;
+      worker.binary = rpc::kWorkerNames[0];
+      worker.bind = endpoint;
+      worker.cache = true;
+      auto argv = rpc::worker_argv(worker);
+      if (!argv) {
+        return fail(ctx, argv.error());
+      }
+      launch::SystemdUnit worker_unit;
+      worker_unit.argv = std::move(*argv);
+      worker_unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+      worker_unit.description =
+          fmt::format("llama.cpp RPC worker on {} for gb10tune", endpoint.to_string());
+      *ctx.out << fmt::format(
+                      "\n# node: RPC worker {} (on that machine; give ExecStart the full "
+                      "path of its ggml-rpc-server), e.g. "
+                      "/etc/systemd/system/ggml-rpc-server-{}.service\n",
+                      endpoint.to_string(), endpoint.port)
+               << launch::render_systemd_unit(worker_unit);
+    }
     return ExitCode::ok;
   }
 
@@ -535,6 +738,12 @@ ExitCode run(LaunchOptions in, Context& ctx) {
                   plan::kDefaultGpuReserveBytes);
   if (!gpu_reserve) {
     return fail(ctx, gpu_reserve.error());
+  }
+  const auto rpc_reserve =
+      size_option("--rpc-reserve", in.rpc_reserve.empty() ? "1GiB" : in.rpc_reserve,
+                  rpc::kDefaultWorkerReserveBytes);
+  if (!rpc_reserve) {
+    return fail(ctx, rpc_reserve.error());
   }
   const auto placement = plan::parse_placement(settings.text_list("extra_args"));
   if (!placement) {
@@ -622,6 +831,20 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       }
     }
   }
+  // Over RPC the budgets are per node: the head's MemAvailable and GPUs go to the node plan,
+  // the one-machine plan only sizes the buffers.
+  const bool over_rpc = !endpoints.empty();
+  const std::optional<std::uint64_t> head_available = budget.mem_available;
+  std::vector<plan::GpuBudget> head_gpus;
+  if (over_rpc) {
+    head_gpus = std::move(budget.gpus);
+    budget.gpus.clear();
+    if (config.backend == plan::PlanBackend::cuda && head_gpus.empty() && inputs.gb10) {
+      // GB10's integrated GPU: llama.cpp splits by its free memory, which is MemAvailable (K19).
+      head_gpus.push_back(plan::GpuBudget{"CUDA0", "GB10 (integrated)", head_available, 0});
+    }
+    budget.mem_available.reset();
+  }
   auto plan = plan::make_plan(*facts, config, budget);
   if (plan && settings.integer("cache_ram_mib") < 0 && !plan->estimate) {
     plan = plan_unbounded_cache(*facts, config, budget, *plan, inputs.gb10);
@@ -691,6 +914,39 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
   }
 
+  std::optional<report::RpcPreview> rpc_preview;
+  if (over_rpc) {
+    auto workers = contact_workers(endpoints, rpc::kKnownVersion, workers_in_use(ctx), *ctx.err);
+    if (!workers) {
+      return fail(ctx, workers.error());
+    }
+    rpc_preview.emplace();
+    rpc_preview->head_version = rpc::kKnownVersion;
+    rpc_preview->workers = *workers;
+    rpc::NodeBudgets nodes;
+    nodes.workers = std::move(*workers);
+    nodes.worker_reserve_bytes = *rpc_reserve;
+    nodes.head_mem_available = head_available;
+    nodes.head_reserve_bytes = *reserve;
+    nodes.head_devices = head_gpus;
+    plan->per_node = true;
+    rpc_preview->nodes = rpc::plan_nodes(*facts, config, *plan, nodes);
+    for (const rpc::Endpoint& endpoint : endpoints) {
+      rpc::WorkerOptions worker;
+      worker.binary = rpc::kWorkerNames[0];
+      worker.bind = endpoint;
+      worker.cache = true;
+      auto argv = rpc::worker_argv(worker);
+      rpc_preview->worker_argv.push_back(argv ? *argv : std::vector<std::string>{});
+      rpc_preview->worker_start.push_back(
+          fmt::format("gb10tune rpc start --host {} --port {} --cache{}", endpoint.host,
+                      endpoint.port, rpc::binds_everywhere(endpoint.host) ? " --expose" : ""));
+    }
+    if (!rpc_preview->nodes.budgets_known) {
+      *ctx.err << "warning: a node's memory is unknown; the plan per node is not checked\n";
+    }
+  }
+
   report::LaunchPreview preview;
   preview.model = &*facts;
   for (const auto& shard : candidate->shards) {
@@ -708,10 +964,13 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   preview.environment = &built->environment;
   preview.fit = fit ? &*fit : nullptr;
   preview.calibration_key = key;
+  preview.rpc = rpc_preview ? &*rpc_preview : nullptr;
 
-  const bool checked =
-      plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value();
-  const bool refused = checked && !plan->fits && !in.force;
+  const bool checked = rpc_preview     ? rpc_preview->nodes.budgets_known
+                       : plan->devices ? plan->devices->budgets_known
+                                       : plan->available_bytes.has_value();
+  const bool fits = rpc_preview ? rpc_preview->nodes.fits : plan->fits;
+  const bool refused = checked && !fits && !in.force;
   if (in.dry_run || refused) {
     if (in.json) {
       auto doc = report::launch_to_json(preview);
@@ -719,6 +978,11 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       *ctx.out << report::dump_document(doc);
     } else {
       *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
+    }
+    if (refused && rpc_preview) {
+      *ctx.err << "gb10tune launch: the plan does not fit on every node; nothing was started. "
+               << report::rpc_refusal(rpc_preview->nodes) << " (--force starts it anyway)\n";
+      return ExitCode::memory_refused;
     }
     if (refused) {
       *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was started. "
@@ -767,6 +1031,13 @@ Runner setup_launch(CLI::App& app) {
       ->option_text("auto|cpu|cuda");
   sub->add_option("--gpu-reserve", o->gpu_reserve,
                   "Memory kept free on each discrete GPU (default 1GiB, as llama.cpp's own fit)")
+      ->option_text("SIZE");
+  sub->add_option("--rpc", o->rpc,
+                  "Spread the model over llama.cpp RPC workers (rpc-server): each is asked for "
+                  "its protocol version and memory, and the plan is checked per machine")
+      ->option_text("HOST:PORT[,HOST:PORT…]");
+  sub->add_option("--rpc-reserve", o->rpc_reserve,
+                  "Memory kept free on each RPC worker (default 1GiB, as llama.cpp's own fit)")
       ->option_text("SIZE");
   sub->add_option("--print", o->print,
                   "Print a systemd unit, llama-swap's model entry or a router preset section for "
@@ -848,8 +1119,9 @@ Runner setup_launch(CLI::App& app) {
   sub->footer(
       "Settings: built-in < profile < $XDG_CONFIG_HOME/gb10tune/config.json < command line; "
       "--explain shows each value's source.\n"
-      "Exit codes: 0 started (or planned), 2 usage error or refused, 3 memory refused, 5 the "
-      "server failed to start or become ready, 130 interrupted.");
+      "Exit codes: 0 started (or planned), 2 usage error or refused (also an RPC worker of "
+      "another protocol version), 3 memory refused (also on one RPC node), 5 the server failed "
+      "to start or become ready (also an RPC worker that does not answer), 130 interrupted.");
   return [o](Context& ctx) { return run(*o, ctx); };
 }
 

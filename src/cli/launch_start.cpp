@@ -1,6 +1,7 @@
 #include "launch_start.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/rpc/node_log.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -71,10 +73,51 @@ std::string this_start_log(const std::filesystem::path& log) {
   return header == std::string::npos ? text : text.substr(header);
 }
 
+// Over RPC: each node's plan against the buffers the head's log names for it (-lv 4), and the
+// head's RSS against its own part. Nothing is recorded as a calibration: the model is split
+// over machines, and the one-machine calibration would learn the wrong lesson.
+json measure_nodes(const report::RpcPreview& rpc, int pid, const std::filesystem::path& log,
+                   std::string& line) {
+  json doc{{"recorded", false}, {"why_not_recorded", "a plan across RPC nodes is not calibrated"}};
+  const auto buffers = rpc::node_buffers_from_log(this_start_log(log), rpc.nodes);
+  json nodes = json::array();
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < rpc.nodes.nodes.size(); ++i) {
+    const rpc::NodePart& node = rpc.nodes.nodes[i];
+    json entry{{"node", node.node},
+               {"planned_load_bytes", node.load_bytes},
+               {"planned_buffer_bytes", node.buffer_bytes}};
+    if (buffers) {
+      const std::uint64_t logged = (*buffers)[i].total();
+      entry["log_buffers_bytes"] = logged;
+      entry["error_percent"] = plan::error_percent(node.buffer_bytes, logged);
+      parts.push_back(fmt::format("{} buffers planned {} / logged {} ({:+.1f}%)", node.node,
+                                  format_bytes(node.buffer_bytes), format_bytes(logged),
+                                  plan::error_percent(node.buffer_bytes, logged)));
+    } else {
+      entry["log_buffers_bytes"] = nullptr;
+    }
+    nodes.push_back(entry);
+  }
+  doc["nodes"] = nodes;
+  const auto memory = settled_memory(pid);
+  doc["head_rss_bytes"] = memory ? json(memory->vm_rss) : json(nullptr);
+  line = buffers ? "memory per node: " + fmt::format("{}", fmt::join(parts, "; "))
+                 : "memory per node: the log has no buffer lines (add -- -lv 4 to see what each "
+                   "node holds)";
+  if (memory) {
+    line += fmt::format("; head RSS {}", format_bytes(memory->vm_rss));
+  }
+  return doc;
+}
+
 // Measures the ready server against the plan, records the run for the preview's triple and
 // returns the result as JSON; `line` gets the one-line summary.
 json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
                const std::filesystem::path& log, std::string& line) {
+  if (p.rpc != nullptr) {
+    return measure_nodes(*p.rpc, pid, log, line);
+  }
   const plan::MemoryPlan& planned = *p.plan;
   const auto memory = settled_memory(pid);
   json doc{{"key",
@@ -229,6 +272,14 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.expected_projector_bytes = p.plan->projector_bytes + p.plan->projector_compute_bytes;
   r.backend = std::string(plan::backend_name(p.config->backend));
   r.plan_estimate = p.plan->estimate;
+  if (p.rpc != nullptr && !p.rpc->nodes.nodes.empty()) {
+    // The head holds only its own part: verify compares the process with that.
+    const rpc::NodePart& head = p.rpc->nodes.nodes.back();
+    r.expected_weights_bytes = head.weights_bytes;
+    r.expected_kv_bytes = head.cache_bytes;
+    r.expected_total_bytes = head.total_bytes;
+    r.expected_load_bytes = head.load_bytes;
+  }
   r.plan = report::launch_to_json(p);
   (void)settings;
   return r;

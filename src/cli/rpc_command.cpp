@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "gb10tune/launch/server_process.hpp"
@@ -222,9 +224,40 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
       bind = *recorded;  // "rpc://" + host:port
     }
   }
+  // A worker whose log shows a connected client serves a head: it is not asked anything (it
+  // serves one client at a time, and a message queued behind the head's session is read
+  // once the head leaves).
+  bool busy = false;
+  if (status.state == launch::PidFileState::running) {
+    std::ifstream in(paths->log, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    busy = rpc::worker_log_shows_client(text);
+  }
+  if (busy) {
+    const std::string why = fmt::format(
+        "serving a client (its log {} shows a connection still open, i.e. a head's llama-server "
+        "uses it); not asked for its memory: rpc-server serves one client at a time",
+        paths->log.string());
+    if (options.json) {
+      auto doc = report::make_document("rpc status");
+      doc["endpoint"] = bind.to_string();
+      doc["started_by_gb10tune"] = true;
+      doc["pid"] = status.server->pid;
+      doc["log"] = paths->log.string();
+      doc["busy"] = true;
+      doc["answers"] = nullptr;
+      doc["note"] = why;
+      *ctx.out << report::dump_document(doc);
+    } else {
+      *ctx.out << fmt::format("RPC worker {} started by gb10tune: pid {}, {}\n", bind.to_string(),
+                              status.server->pid, why);
+    }
+    return ExitCode::ok;
+  }
   const auto info = rpc::query_worker(query_endpoint(bind), kQueryTimeout);
   if (options.json) {
     auto doc = report::make_document("rpc status");
+    doc["busy"] = false;
     doc["endpoint"] = bind.to_string();
     doc["started_by_gb10tune"] = status.state == launch::PidFileState::running;
     if (status.state == launch::PidFileState::running) {

@@ -42,6 +42,9 @@ struct StopOutcome {
   std::vector<StopEntry> listed;  // --all: the processes found, in pid order
   std::vector<StopEntry> entries;
   std::size_t skipped_other_users = 0;
+  // The RPC workers the stopped server used (from its launch record): they keep running, each
+  // stopped on its own machine with `gb10tune rpc stop`.
+  std::vector<std::string> rpc_workers;
 
   bool failed() const {
     for (const StopEntry& entry : entries) {
@@ -117,6 +120,15 @@ Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
     entry.pid = outcome.pid_file.server->pid;
     entry.exe = outcome.pid_file.server->record.server_path;
     entry.launched = true;
+    const nlohmann::json& plan = outcome.pid_file.server->record.plan;
+    if (plan.is_object() && plan.contains("rpc") && plan["rpc"].is_object() &&
+        plan["rpc"].contains("workers") && plan["rpc"]["workers"].is_array()) {
+      for (const auto& worker : plan["rpc"]["workers"]) {
+        if (worker.is_object() && worker.contains("endpoint") && worker["endpoint"].is_string()) {
+          outcome.rpc_workers.push_back(worker["endpoint"].get<std::string>());
+        }
+      }
+    }
     record_stop(entry, launch::stop_server(ctx.sysroot, paths, grace));
     outcome.entries.push_back(std::move(entry));
   }
@@ -180,6 +192,12 @@ std::string render_text(const StopOutcome& outcome) {
       out += fmt::format("could not stop llama-server (pid {}): {}\n", entry.pid, entry.message);
     }
   }
+  for (const std::string& worker : outcome.rpc_workers) {
+    out += fmt::format(
+        "RPC worker {} keeps running: stop it there with `gb10tune rpc stop --port "
+        "{}`\n",
+        worker, worker.substr(worker.rfind(':') + 1));
+  }
   return out;
 }
 
@@ -208,6 +226,7 @@ nlohmann::json render_json(const StopOutcome& outcome) {
   }
   doc["processes"] = std::move(processes);
   doc["other_users_skipped"] = outcome.skipped_other_users;
+  doc["rpc_workers_left_running"] = outcome.rpc_workers;
   return doc;
 }
 

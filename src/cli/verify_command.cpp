@@ -7,10 +7,14 @@
 #include <memory>
 
 #include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/platform/tcp_connection.hpp"
 #include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/server/system_info.hpp"
+#include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/flags_check.hpp"
 #include "gb10tune/verify/http_server_probe.hpp"
@@ -162,6 +166,44 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   if (ctx.sysroot.is_live() || !options.url.empty()) {
     services.connect = [](const std::string& url) { return verify::make_http_probe(url); };
   }
+
+  // The workers of a head launched with --rpc: a TCP connect only (the head holds each
+  // worker's one session), and the process of a worker that `rpc start` started here.
+  if (ctx.sysroot.is_live()) {
+    services.rpc_workers.connect = [](const rpc::Endpoint& endpoint) -> Status {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      auto connection = platform::TcpConnection::connect(endpoint.host, endpoint.port, deadline);
+      if (!connection) {
+        return connection.error();
+      }
+      return {};
+    };
+  }
+  services.rpc_workers.local =
+      [&ctx](const rpc::Endpoint& endpoint) -> std::optional<verify::LocalWorker> {
+    const auto dir = platform::state_dir(ctx.env);
+    if (!dir) {
+      return std::nullopt;
+    }
+    const auto paths = rpc::worker_state_paths(*dir, endpoint.port);
+    const auto status = launch::check_pid_file(ctx.sysroot, paths);
+    if (status.state != launch::PidFileState::running ||
+        status.server->record.url != "rpc://" + endpoint.to_string()) {
+      return std::nullopt;
+    }
+    verify::LocalWorker worker;
+    worker.pid = status.server->pid;
+    worker.binary =
+        status.server->record.argv.empty() ? std::string() : status.server->record.argv.front();
+    if (const auto memory = sys::read_process_memory(ctx.sysroot, worker.pid)) {
+      worker.rss = memory->vm_rss;
+    }
+    if (auto log =
+            read_tail(paths.log.string(), ctx.sysroot.resolve(paths.log.string()), kLogTail)) {
+      worker.log_text = std::move(*log);
+    }
+    return worker;
+  };
 
   const verify::VerifyResult result = verify::run_verify(verify_options, services);
   if (options.json) {

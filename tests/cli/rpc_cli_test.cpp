@@ -2,9 +2,13 @@
 // with XDG_STATE_HOME in a temporary directory (run_binary merges stdout and stderr).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/platform/tcp_connection.hpp"
+#include "gb10tune/rpc/rpc_protocol.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/test_context.hpp"
 
@@ -71,6 +75,60 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
   auto after = f.rpc({"status", "--port", port});
   EXPECT_EQ(after.exit_code, 1);
   EXPECT_TRUE(contains(after.out, "is not reachable")) << after.out;
+}
+
+// A worker whose log shows a client still connected serves a head: `rpc status` asks it
+// nothing (a hello queued behind the head's session can kill rpc-server later) and answers at
+// once; once the client has gone it asks again.
+TEST(CliRpc, StatusDoesNotAskAWorkerThatServesAClient) {
+  RpcFixture f;
+  const std::string port = "50165";
+  f.started_ports.push_back(port);
+  ASSERT_EQ(f.rpc({"start", "--port", port, "--server-bin", f.bin}).exit_code, 0);
+  const auto log = f.dir.path() / "gb10tune" / "rpc-50165.log";
+  const auto wait_for = [&](const std::string& text, std::size_t count) {
+    for (int i = 0; i < 100; ++i) {
+      const std::string now = read_text(log);
+      std::size_t seen = 0;
+      for (auto at = now.find(text); at != std::string::npos; at = now.find(text, at + 1)) {
+        ++seen;
+      }
+      if (seen >= count) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  };
+  // rpc start's own hellos have come and gone.
+  ASSERT_TRUE(wait_for("Client connection closed", 1)) << read_text(log);
+  const std::size_t accepted_before = [&] {
+    const std::string now = read_text(log);
+    std::size_t seen = 0;
+    for (auto at = now.find("Accepted"); at != std::string::npos;
+         at = now.find("Accepted", at + 1)) {
+      ++seen;
+    }
+    return seen;
+  }();
+  {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    auto head = platform::TcpConnection::connect("127.0.0.1", 50165, deadline);
+    ASSERT_TRUE(head) << head.error().message;
+    ASSERT_TRUE(head->send_all(rpc::encode_hello(), deadline));
+    ASSERT_TRUE(head->receive_exact(8 + rpc::kHelloAnswerSize, deadline));
+    ASSERT_TRUE(wait_for("Accepted client connection", accepted_before + 1)) << read_text(log);
+    const auto start = std::chrono::steady_clock::now();
+    auto busy = f.rpc({"status", "--port", port, "--json"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+    EXPECT_EQ(busy.exit_code, 0) << busy.out;
+    EXPECT_TRUE(contains(busy.out, "\"busy\": true")) << busy.out;
+    EXPECT_TRUE(contains(busy.out, "serving a client")) << busy.out;
+  }
+  ASSERT_TRUE(wait_for("Client connection closed", accepted_before + 1)) << read_text(log);
+  auto idle = f.rpc({"status", "--port", port});
+  EXPECT_EQ(idle.exit_code, 0) << idle.out;
+  EXPECT_TRUE(contains(idle.out, "device 0: 20.00 GiB free of 24.00 GiB")) << idle.out;
 }
 
 TEST(CliRpc, RefusesAnAnyAddressBindWithoutExpose) {

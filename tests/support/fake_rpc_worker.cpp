@@ -114,8 +114,16 @@ void FakeRpcWorker::serve() {
       continue;
     }
     ++m_connections;
+    if (m_config.log_connections) {
+      std::printf("Accepted client connection\n");
+      std::fflush(stdout);
+    }
     serve_client(fd);
     ::close(fd);
+    if (m_config.log_connections) {
+      std::printf("Client connection closed\n");
+      std::fflush(stdout);
+    }
   }
 }
 
@@ -192,7 +200,9 @@ int run_fake_rpc_worker_forever(const WorkerConfig& config, const std::string& h
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   try {
-    FakeRpcWorker worker(config, host, port);
+    WorkerConfig logged = config;
+    logged.log_connections = true;  // as the real rpc-server does
+    FakeRpcWorker worker(logged, host, port);
     std::printf("Starting RPC server v%d.%d.%d\n  endpoint       : %s:%d\n", config.version.major,
                 config.version.minor, config.version.patch, host.c_str(), worker.port());
     std::fflush(stdout);

@@ -29,6 +29,8 @@ struct WorkerConfig {
   // initializer list of aggregates here).
   std::vector<rpc::DeviceMemory> devices =
       std::vector<rpc::DeviceMemory>(1, rpc::DeviceMemory{8ull << 30, 16ull << 30});
+  // Print rpc-server's "Accepted client connection" / "Client connection closed" on stdout.
+  bool log_connections = false;
 };
 
 // Listens on host:port (port 0: any free port) in a thread of its own until destroyed.

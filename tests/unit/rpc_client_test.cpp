@@ -8,7 +8,6 @@
 #include <chrono>
 #include <sstream>
 
-#include "gb10tune/rpc/layer_split.hpp"
 #include "support/fake_rpc_worker.hpp"
 #include "support/test_context.hpp"
 
@@ -194,30 +193,6 @@ TEST(RpcProtocol, MatchesBytesCapturedFromTheRealWorker) {
   const auto memory = rpc::decode_device_memory(payload_of(lines[5].second));
   EXPECT_EQ(memory.total_bytes, 25275990016ull);  // the banner rounds it down to 24105 MiB
   EXPECT_EQ(memory.free_bytes, memory.total_bytes);
-}
-
-}  // namespace
-}  // namespace gb10tune
-
-namespace gb10tune {
-namespace {
-
-TEST(RpcLayerSplit, EvenSharesSplitLikeLlamaCpp) {
-  // 8 layers + output over 2 equal devices: points 0.5, 1.0; layer i at i/9.
-  const auto split = rpc::split_layers({1, 1}, 8);
-  EXPECT_EQ(split.layer_device, (std::vector<std::size_t>{0, 0, 0, 0, 0, 1, 1, 1}));
-  EXPECT_EQ(split.output_device, 1u);
-  EXPECT_EQ(split.layers_per_device(), (std::vector<std::uint32_t>{5, 3}));
-}
-
-TEST(RpcLayerSplit, FreeMemoryWeightsTheCut) {
-  // 3:1 over 4 layers + output: points 0.75, 1.0; i/5 = 0, .2, .4, .6 → device 0; output .8 → 1.
-  const auto split = rpc::split_layers({90.0 * (1 << 30), 30.0 * (1 << 30)}, 4);
-  EXPECT_EQ(split.layers_per_device(), (std::vector<std::uint32_t>{4, 0}));
-  EXPECT_EQ(split.output_device, 1u);
-  // All zero: even.
-  EXPECT_EQ(rpc::split_layers({0, 0, 0}, 5).layers_per_device(),
-            (std::vector<std::uint32_t>{2, 2, 1}));
 }
 
 }  // namespace

@@ -141,5 +141,39 @@ TEST(RunSettings, SpecTypeCountsOnceAndTheDepthFollowsIt) {
   EXPECT_EQ(diff[0].key, "spec-type");
 }
 
+// The RPC topology is a setting: one worker more (or none) is a difference, counted once
+// even when both runs have their argv; a run whose argv is unknown has no "rpc" key.
+TEST(RunSettings, RpcTopologyIsOneSetting) {
+  const std::vector<std::string> two = {"s", "-np", "1", "--rpc", "10.0.0.2:50052,10.0.0.3:50052"};
+  const std::vector<std::string> one = {"s", "-np", "1", "--rpc=10.0.0.2:50052"};
+  const std::vector<std::string> none = {"s", "-np", "1"};
+  EXPECT_EQ(rpc_workers_from_argv(two), "10.0.0.2:50052,10.0.0.3:50052");
+  EXPECT_EQ(rpc_workers_from_argv(one), "10.0.0.2:50052");
+  EXPECT_EQ(rpc_workers_from_argv(none), "");
+  const auto settings = [](const std::vector<std::string>& argv) {
+    RunSettings out = settings_from_argv(argv);
+    for (auto& [key, value] : settings_from_rpc(rpc_workers_from_argv(argv))) {
+      out[key] = value;
+    }
+    return out;
+  };
+  auto diff = setting_differences(settings(two), settings(one));
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "rpc");
+  EXPECT_EQ(diff[0].a, "10.0.0.2:50052,10.0.0.3:50052");
+  diff = setting_differences(settings(one), settings(none));
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "rpc");
+  EXPECT_EQ(diff[0].b, "");
+  EXPECT_TRUE(setting_differences(settings(none), settings(none)).empty());
+  // Without argv on either side (servers started elsewhere): props only, rpc unknown.
+  RunSettings hand = {{"props:total_slots", "1"}};
+  RunSettings launched = settings(one);
+  launched["props:total_slots"] = "1";
+  diff = setting_differences(hand, launched);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].key, "rpc");
+}
+
 }  // namespace
 }  // namespace gb10tune::bench

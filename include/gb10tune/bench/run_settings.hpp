@@ -47,6 +47,14 @@ SpeculativeSetting resolve_speculative(std::size_t slots_reported, std::size_t s
 // The settings keys of `spec`: "spec-type" and, when drafting, "spec-draft-n-max".
 RunSettings settings_from_speculative(const SpeculativeSetting& spec);
 
+// The RPC workers the server uses (its --rpc value, "host:port,…") from its argv; "" when it
+// uses none. Only called with a known argv: without one the topology is unknown.
+std::string rpc_workers_from_argv(const std::vector<std::string>& argv);
+
+// The settings key of the topology: "rpc" → the workers, only when the server uses some (so
+// that a run without workers, or saved before this key existed, differs from one with them).
+RunSettings settings_from_rpc(const std::string& workers);
+
 // One setting that differs between two runs; an empty side means "not set".
 struct SettingDifference {
   std::string key;
@@ -55,10 +63,11 @@ struct SettingDifference {
 };
 
 // The differences between `a` and `b` that count for K7: the keys without a group ("model",
-// "build", "spec-type", "spec-draft-n-max"), and the "argv:" keys when both runs have any (the
-// flags are the causes; one flag can move several /props fields, -np both total_slots and
-// n_ctx), else the "props:" keys. The --spec-* flags are counted once, as "spec-type" and
-// "spec-draft-n-max"; a draft depth that only one side has follows from "spec-type".
+// "build", "spec-type", "spec-draft-n-max", "rpc"; "argv:--rpc" is counted as "rpc"), and the
+// "argv:" keys when both runs have any (the flags are the causes; one flag can move several /props
+// fields, -np both total_slots and n_ctx), else the "props:" keys. The --spec-* flags are counted
+// once, as "spec-type" and "spec-draft-n-max"; a draft depth that only one side has follows from
+// "spec-type".
 std::vector<SettingDifference> setting_differences(const RunSettings& a, const RunSettings& b);
 
 }  // namespace gb10tune::bench

@@ -32,9 +32,13 @@ struct Provenance {
   std::string spec_type;                     // "draft-mtp", "none", …; "" when no source says
   std::optional<std::uint32_t> draft_n_max;  // only when drafting
   std::string spec_source;                   // which source said what
-  nlohmann::json props;                      // the /props answer (chat templates left out)
-  std::vector<std::string> launch_argv;      // the launch record's argv; empty when unknown
-  RunSettings settings;                      // settings_from_props + settings_from_argv
+  // The RPC workers the server uses ("host:port,…"), "" when none; `rpc_source` says where
+  // that was read, "" when no source knew (a server started elsewhere by hand: unknown).
+  std::string rpc_workers;
+  std::string rpc_source;
+  nlohmann::json props;                  // the /props answer (chat templates left out)
+  std::vector<std::string> launch_argv;  // the launch record's argv; empty when unknown
+  RunSettings settings;                  // settings_from_props + settings_from_argv
 };
 
 struct ServerBenchResult {

@@ -138,6 +138,8 @@ struct MemoryPlan {
   // Discrete GPUs: the plan per device and host (budget.gpus not empty, CUDA backend). Then
   // `fits` is the device plan's verdict and available/margin are the host's.
   std::optional<DevicePlan> devices;
+  // Spread over machines with --rpc: the budgets are per node (rpc::plan_nodes), not here.
+  bool per_node = false;
 
   // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
   // calibration): the figure a measurement of the running process is compared with.

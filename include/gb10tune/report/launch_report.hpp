@@ -14,6 +14,7 @@
 #include "gb10tune/plan/fit.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/report/document.hpp"
+#include "gb10tune/report/node_report.hpp"
 
 namespace gb10tune::report {
 
@@ -43,6 +44,8 @@ struct LaunchPreview {
   const FitSummary* fit = nullptr;  // nullptr: the fit did not run
   // The triple a measurement of this server is recorded for.
   plan::CalibrationKey calibration_key;
+  // With --rpc: the workers and the plan per node (nullptr: one machine).
+  const RpcPreview* rpc = nullptr;
 };
 
 // "ctx_per_slot 196608 → 65536 (profile gb10-dense-mtp)", one entry per lowered setting.

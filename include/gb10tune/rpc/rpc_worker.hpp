@@ -46,6 +46,11 @@ Expected<std::vector<std::string>> worker_argv(const WorkerOptions& options);
 platform::Environment worker_environment(const platform::Environment& caller,
                                          std::vector<std::string>& removed);
 
+// True when a worker's log (rpc-server prints "Accepted client connection" and "Client
+// connection closed" on stdout) shows a client still connected: the worker is busy serving a
+// head, and must not be sent an RPC message (it serves one client at a time).
+bool worker_log_shows_client(std::string_view log_text);
+
 // The files of the worker bound to `port` under `state_dir`: rpc-<port>.json, .pid, .lock, .log.
 launch::StatePaths worker_state_paths(const std::filesystem::path& state_dir, int port);
 

@@ -13,6 +13,7 @@
 #include "gb10tune/platform/sysroot.hpp"
 #include "gb10tune/sys/cpuinfo.hpp"
 #include "gb10tune/verify/checks.hpp"
+#include "gb10tune/verify/rpc_check.hpp"
 #include "gb10tune/verify/server_probe.hpp"
 
 namespace gb10tune::verify {
@@ -85,6 +86,8 @@ struct VerifyServices {
   // The system_info line of the process's binary (see server::read_build_system_info), asked
   // only when its log has none; empty: the log is the only source.
   std::function<Expected<std::string>(const ProcessSnapshot&)> build_system_info;
+  // The RPC workers of a head launched with --rpc (TCP connect, local worker processes).
+  RpcWorkerAccess rpc_workers;
 };
 
 // What a launch record says the server should look like: its settings, the memory plan's

@@ -168,6 +168,26 @@ RunSettings settings_from_speculative(const SpeculativeSetting& spec) {
   return out;
 }
 
+std::string rpc_workers_from_argv(const std::vector<std::string>& argv) {
+  std::string workers;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--rpc" && i + 1 < argv.size()) {
+      workers = argv[i + 1];
+    } else if (starts_with(argv[i], "--rpc=")) {
+      workers = argv[i].substr(6);
+    }
+  }
+  return workers;
+}
+
+RunSettings settings_from_rpc(const std::string& workers) {
+  RunSettings out;
+  if (!workers.empty()) {
+    out["rpc"] = workers;
+  }
+  return out;
+}
+
 std::vector<SettingDifference> setting_differences(const RunSettings& a, const RunSettings& b) {
   const bool use_argv = has_prefix(a, "argv:") && has_prefix(b, "argv:");
   const std::string_view group = use_argv ? "argv:" : "props:";
@@ -175,6 +195,9 @@ std::vector<SettingDifference> setting_differences(const RunSettings& a, const R
     if (starts_with(key, "argv:--spec-") && a.count("spec-type") != 0 &&
         b.count("spec-type") != 0) {
       return false;  // counted once, as spec-type and spec-draft-n-max
+    }
+    if (key == "argv:--rpc") {
+      return false;  // counted as "rpc" (absent on both sides: no workers, or unknown)
     }
     return key.find(':') == std::string::npos || starts_with(key, group);
   };

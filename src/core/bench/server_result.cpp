@@ -179,6 +179,8 @@ nlohmann::json result_to_json(const ServerBenchResult& r) {
                    {"spec_type", p.spec_type},
                    {"spec_draft_n_max", p.draft_n_max ? nlohmann::json(*p.draft_n_max) : nullptr},
                    {"spec_source", p.spec_source},
+                   {"rpc_workers", p.rpc_workers},
+                   {"rpc_source", p.rpc_source},
                    {"launch_argv", p.launch_argv},
                    {"props", p.props}};
   doc["settings"] = p.settings;
@@ -280,6 +282,14 @@ Expected<ServerBenchResult> result_from_json(const nlohmann::json& doc, const st
   if (const auto spec_source = server.find("spec_source");
       spec_source != server.end() && spec_source->is_string()) {
     p.spec_source = spec_source->get<std::string>();
+  }
+  if (const auto workers = server.find("rpc_workers");
+      workers != server.end() && workers->is_string()) {
+    p.rpc_workers = workers->get<std::string>();
+  }
+  if (const auto rpc_source = server.find("rpc_source");
+      rpc_source != server.end() && rpc_source->is_string()) {
+    p.rpc_source = rpc_source->get<std::string>();
   }
   if (!levels.is_array() || levels.empty()) {
     return fail("field 'levels' is not a non-empty array");

@@ -112,6 +112,7 @@ json launch_to_json(const LaunchPreview& p) {
   } else {
     doc["fit"] = nullptr;
   }
+  doc["rpc"] = p.rpc != nullptr ? rpc_to_json(*p.rpc) : json(nullptr);
   return doc;
 }
 
@@ -169,6 +170,9 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
   }
 
   out += render_plan_text(*p.model, *p.config, *p.plan, style);
+  if (p.rpc != nullptr) {
+    out += render_rpc_text(*p.rpc, style);
+  }
   if (p.fit != nullptr && !p.fit->failed.empty()) {
     out += fmt::format("\n{} ({}, priority {}): {}\n", style.bold("fit"), p.fit->mode,
                        fmt::join(p.fit->priority, " > "), p.fit->failed);

@@ -406,6 +406,8 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
     if (!plan.fits) {
       out += "\n" + what_fits(config, plan) + "\n";
     }
+  } else if (plan.per_node) {
+    out += "  available               per node, below\n";
   } else {
     out += "  available               unknown (/proc/meminfo unreadable): not checked\n";
   }

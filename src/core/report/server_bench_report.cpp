@@ -61,8 +61,12 @@ std::string slots_line(const bench::Provenance& p) {
   if (!p.spec_source.empty()) {
     spec += fmt::format(" ({})", p.spec_source);
   }
-  return fmt::format("{} slot{} × {} tokens of context, {}", p.total_slots,
-                     p.total_slots == 1 ? "" : "s", p.n_ctx_per_slot, spec);
+  std::string topology;
+  if (!p.rpc_workers.empty()) {
+    topology = fmt::format(", RPC workers {} ({})", p.rpc_workers, p.rpc_source);
+  }
+  return fmt::format("{} slot{} × {} tokens of context, {}{}", p.total_slots,
+                     p.total_slots == 1 ? "" : "s", p.n_ctx_per_slot, spec, topology);
 }
 
 std::string roofline_text(const bench::Roofline& roof) {

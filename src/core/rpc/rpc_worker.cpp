@@ -76,6 +76,15 @@ platform::Environment worker_environment(const platform::Environment& caller,
   return env;
 }
 
+bool worker_log_shows_client(std::string_view log_text) {
+  const auto accepted = log_text.rfind("Accepted client connection");
+  if (accepted == std::string_view::npos) {
+    return false;
+  }
+  const auto closed = log_text.rfind("Client connection closed");
+  return closed == std::string_view::npos || closed < accepted;
+}
+
 launch::StatePaths worker_state_paths(const std::filesystem::path& state_dir, int port) {
   const std::string stem = fmt::format("rpc-{}", port);
   return {state_dir / (stem + ".json"), state_dir / (stem + ".pid"), state_dir / (stem + ".lock"),

@@ -479,6 +479,19 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
       confirm_gpu_layers(finding, gpu_evidence, *nvml, report.pid, expected);
     }
     report.groups.push_back({"flags", std::move(flags.findings)});
+    // A head launched with --rpc: its workers, without disturbing them.
+    if (target.record != nullptr && target.record->plan.is_object()) {
+      const auto rpc = target.record->plan.find("rpc");
+      if (rpc != target.record->plan.end() && rpc->is_object()) {
+        std::string_view head_log;
+        if (log_text && *log_text) {
+          head_log = latest_run(**log_text);
+        }
+        report.groups.push_back(
+            {"rpc",
+             check_rpc_workers(*rpc, head_log, target.record->server_path, services.rpc_workers)});
+      }
+    }
 
     if (!options.url.empty()) {
       report.url = options.url;

@@ -1,0 +1,109 @@
+// Reading the head's buffer lines per node: the buffer's name is the word before its kind.
+#include "gb10tune/rpc/node_log.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace gb10tune::rpc {
+
+namespace {
+
+// The MiB figure after "= " in bytes; nullopt when malformed.
+std::optional<std::uint64_t> node_log_mib(std::string_view rest) {
+  while (!rest.empty() && rest.front() == ' ') {
+    rest.remove_prefix(1);
+  }
+  std::size_t end = 0;
+  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) {
+    ++end;
+  }
+  if (end == 0 || rest.substr(end).find("MiB") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  try {
+    return static_cast<std::uint64_t>(
+        std::llround(std::stod(std::string(rest.substr(0, end))) * 1048576.0));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// The last word of `text` ("load_tensors:  RPC0[h:p]" → "RPC0[h:p]").
+std::string_view node_log_last_word(std::string_view text) {
+  while (!text.empty() && text.back() == ' ') {
+    text.remove_suffix(1);
+  }
+  const auto space = text.find_last_of(' ');
+  return space == std::string_view::npos ? text : text.substr(space + 1);
+}
+
+}  // namespace
+
+std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_view log_text,
+                                                                 const NodePlan& nodes) {
+  if (nodes.nodes.empty()) {
+    return std::nullopt;
+  }
+  std::vector<NodeLogBuffers> out(nodes.nodes.size());
+  const std::size_t head = nodes.nodes.size() - 1;
+  // The node of a worker's endpoint (the node's name).
+  const auto node_of_rpc = [&](const std::string& endpoint) -> std::optional<std::size_t> {
+    for (std::size_t n = 0; n < head; ++n) {
+      if (nodes.nodes[n].node == endpoint) {
+        return n;
+      }
+    }
+    return std::nullopt;
+  };
+  int lines = 0;
+  std::size_t start = 0;
+  constexpr std::string_view kSize = " buffer size = ";
+  while (start < log_text.size()) {
+    std::size_t end = log_text.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = log_text.size();
+    }
+    const std::string_view line = log_text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t at = line.find(kSize);
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    const auto bytes = node_log_mib(line.substr(at + kSize.size()));
+    if (!bytes) {
+      continue;
+    }
+    std::string_view before = line.substr(0, at);
+    const std::string_view kind = node_log_last_word(before);
+    before.remove_suffix(kind.size());
+    const std::string_view name = node_log_last_word(before);
+    std::size_t node = head;
+    if (const auto endpoint = rpc_buffer_endpoint(name)) {
+      const auto owner = node_of_rpc(*endpoint);
+      if (!owner) {
+        return std::nullopt;  // another topology than the plan's
+      }
+      node = *owner;
+    }
+    NodeLogBuffers& target = out[node];
+    if (kind == "model") {
+      target.model_bytes += *bytes;
+    } else if (kind == "KV" || kind == "RS") {
+      target.kv_bytes += *bytes;
+    } else if (kind == "compute") {
+      target.compute_bytes += *bytes;
+    } else if (kind == "output") {
+      target.output_bytes += *bytes;
+    } else {
+      continue;
+    }
+    ++target.lines;
+    ++lines;
+  }
+  if (lines == 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace gb10tune::rpc

@@ -1,0 +1,223 @@
+// The plan per machine: the layer placement of plan::assign_layers over the RPC devices and the
+// head's own, then each node's weights, caches, compute buffers and process against its budget.
+#include "gb10tune/rpc/node_plan.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+namespace gb10tune::rpc {
+
+namespace {
+
+// The buffers of the graph split over devices: what make_plan sizes for a GPU-offloaded graph
+// (the device part per device, the inputs in host memory), whatever the head's own backend.
+plan::BufferPlan offloaded_buffers(const model::ModelFacts& model, const plan::PlanConfig& config,
+                                   const plan::MemoryPlan& plan) {
+  if (config.backend == plan::PlanBackend::cuda) {
+    return plan.buffers;
+  }
+  plan::PlanConfig offloaded = config;
+  offloaded.backend = plan::PlanBackend::cuda;
+  offloaded.projector.reset();
+  auto again = plan::make_plan(model, offloaded, plan::PlanBudget{});
+  return again ? again->buffers : plan.buffers;
+}
+
+std::optional<std::int64_t> node_margin_of(std::optional<std::uint64_t> available,
+                                           std::uint64_t total) {
+  if (!available) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(*available) - static_cast<std::int64_t>(total);
+}
+
+void judge_node(NodePart& part) {
+  if (part.free_bytes) {
+    part.available_bytes =
+        *part.free_bytes > part.reserve_bytes ? *part.free_bytes - part.reserve_bytes : 0;
+  }
+  part.margin_bytes = node_margin_of(part.available_bytes, part.total_bytes);
+  part.fits = part.margin_bytes && *part.margin_bytes >= 0;
+}
+
+}  // namespace
+
+NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& config,
+                    const plan::MemoryPlan& plan, const NodeBudgets& budgets) {
+  NodePlan out;
+  // llama.cpp's device list: every worker's devices, then the head's own.
+  std::vector<plan::GpuBudget> devices;
+  std::vector<std::size_t> node_of_device;
+  for (std::size_t w = 0; w < budgets.workers.size(); ++w) {
+    const WorkerInfo& worker = budgets.workers[w];
+    NodePart part;
+    part.node = worker.endpoint.to_string();
+    part.reserve_bytes = budgets.worker_reserve_bytes;
+    part.free_bytes = worker.free_bytes();
+    part.free_is_total = !worker.devices.empty() && worker.free_bytes() == worker.total_bytes();
+    for (const DeviceMemory& memory : worker.devices) {
+      plan::GpuBudget device;
+      device.name = "RPC" + std::to_string(devices.size());
+      device.description = part.node;
+      // A device that reports nothing is split by the head's CPU memory (llama.cpp #18577).
+      device.free_bytes = memory.free_bytes == 0 && memory.total_bytes == 0
+                              ? budgets.head_mem_available
+                              : std::optional<std::uint64_t>(memory.free_bytes);
+      part.devices.push_back(device.name);
+      devices.push_back(device);
+      node_of_device.push_back(w);
+    }
+    out.nodes.push_back(std::move(part));
+  }
+  const std::size_t head_index = out.nodes.size();
+  NodePart head;
+  head.node = "head";
+  head.input_layer = true;
+  head.reserve_bytes = budgets.head_reserve_bytes;
+  head.free_bytes = budgets.head_mem_available;
+  head.devices.push_back("CPU");
+  for (const plan::GpuBudget& own : budgets.head_devices) {
+    head.devices.push_back(own.name);
+    devices.push_back(own);
+    node_of_device.push_back(head_index);
+  }
+  out.nodes.push_back(std::move(head));
+
+  const std::uint32_t n_layer_all = model.block_count;
+  out.layer_count = n_layer_all + 1;
+  out.gpu_layers =
+      config.gpu_layers ? std::min(*config.gpu_layers, out.layer_count) : out.layer_count;
+  const plan::LayerAssignment where =
+      plan::assign_layers(n_layer_all, config.gpu_layers, config.tensor_split, devices);
+  const auto node_of = [&](int device) {
+    return device < 0 ? head_index : node_of_device[static_cast<std::size_t>(device)];
+  };
+  std::vector<bool> device_used(devices.size(), false);
+  bool head_cpu_layers = false;
+  NodePart& head_part = out.nodes[head_index];
+  head_part.weights_bytes = model.token_embedding_bytes;
+  for (std::uint32_t il = 0; il < n_layer_all; ++il) {
+    const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
+    const bool loaded = layer == nullptr || !layer->mtp || config.mtp;
+    const std::uint64_t weights =
+        loaded && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
+    const int device = where.device_of[il];
+    NodePart& part = out.nodes[node_of(device)];
+    part.layers.push_back(il);
+    part.weights_bytes += weights;
+    part.cache_bytes += plan::layer_cache_bytes(model, config, plan, il);
+    if (device >= 0) {
+      device_used[static_cast<std::size_t>(device)] = true;
+    } else {
+      head_cpu_layers = true;
+    }
+  }
+  const int output = where.output_device();
+  NodePart& output_part = out.nodes[node_of(output)];
+  output_part.output_layer = true;
+  output_part.weights_bytes += model.output_weight_bytes;
+  if (output >= 0) {
+    device_used[static_cast<std::size_t>(output)] = true;
+  } else {
+    head_cpu_layers = true;
+  }
+
+  // Compute buffers: each device that holds a layer sizes its part of the graph (modelled as
+  // the whole graph's device buffer, as for discrete GPUs); the MTP draft context's on the
+  // device of the MTP block. The head keeps the inputs (and, with layers on its CPU, their
+  // part of the graph).
+  const plan::BufferPlan buffers = offloaded_buffers(model, config, plan);
+  const int mtp_device =
+      model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -2;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (!device_used[d]) {
+      continue;
+    }
+    NodePart& part = out.nodes[node_of_device[d]];
+    part.compute_bytes += buffers.main.compute_device;
+    if (static_cast<int>(d) == mtp_device) {
+      part.compute_bytes += buffers.mtp.compute_device;
+    }
+  }
+  head_part.compute_bytes += buffers.main.compute_host + buffers.mtp.compute_host;
+  if (head_cpu_layers || devices.empty()) {
+    head_part.compute_bytes += buffers.main.compute_device;
+    if (mtp_device == -1) {
+      head_part.compute_bytes += buffers.mtp.compute_device;
+    }
+  }
+  // The processes: rpc-server on each worker (a CUDA worker holds a CUDA context too), the
+  // head's llama-server as the plan's runtime for its backend.
+  for (std::size_t w = 0; w < head_index; ++w) {
+    NodePart& part = out.nodes[w];
+    part.runtime_bytes = part.free_is_total
+                             ? kCpuWorkerRuntimeBytes
+                             : plan::runtime_memory(model, plan::PlanBackend::cuda).total();
+  }
+  head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
+  if (!budgets.head_devices.empty()) {
+    head_part.runtime_bytes += plan.runtime.device;
+  }
+  head_part.weights_bytes += plan.projector_bytes;
+  head_part.compute_bytes += plan.projector_compute_bytes;
+  const std::uint64_t host_extra = plan.output_bytes + plan.cache_ram_bytes + plan.overhead_bytes;
+  const std::uint64_t cut =
+      plan.calibration_bytes < 0 ? static_cast<std::uint64_t>(-plan.calibration_bytes) : 0;
+  head_part.host_bytes = plan.calibration_bytes < 0
+                             ? (host_extra > cut ? host_extra - cut : 0)
+                             : host_extra + static_cast<std::uint64_t>(plan.calibration_bytes);
+
+  out.budgets_known = true;
+  out.fits = true;
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  for (NodePart& part : out.nodes) {
+    part.buffer_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes;
+    if (&part == &head_part) {
+      part.buffer_bytes += plan.output_bytes;
+    }
+    part.load_bytes = part.buffer_bytes + part.runtime_bytes;
+    part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
+                       part.runtime_bytes + part.host_bytes;
+    judge_node(part);
+    out.total_bytes += part.total_bytes;
+    if (!part.available_bytes) {
+      out.budgets_known = false;
+      out.fits = false;
+      continue;
+    }
+    out.available_bytes += *part.available_bytes;
+    if (!part.fits) {
+      out.fits = false;
+      if (out.first_short.empty()) {
+        out.first_short = part.node;
+      }
+    }
+    if (*part.margin_bytes < least) {
+      least = *part.margin_bytes;
+      out.tightest = part.node;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> rpc_buffer_endpoint(std::string_view buffer_name) {
+  if (buffer_name.substr(0, 3) != "RPC" || buffer_name.size() < 6 || buffer_name.back() != ']') {
+    return std::nullopt;
+  }
+  std::uint32_t index = 0;
+  const char* begin = buffer_name.data() + 3;
+  const char* end = buffer_name.data() + buffer_name.size();
+  const auto [stop, ec] = std::from_chars(begin, end, index);
+  if (ec != std::errc{} || stop == begin || *stop != '[') {
+    return std::nullopt;
+  }
+  const auto open = static_cast<std::size_t>(stop - buffer_name.data());
+  const std::string_view endpoint = buffer_name.substr(open + 1, buffer_name.size() - open - 2);
+  if (endpoint.empty()) {
+    return std::nullopt;
+  }
+  return std::string(endpoint);
+}
+
+}  // namespace gb10tune::rpc
