@@ -32,7 +32,8 @@ TEST(SystemInfo, CurrentBuildDefaultLogHasNoLine) {
 TEST(SystemInfo, LastRunStartsAtTheCurrentBuildsMarker) {
   const std::string lv4 = read_text(fixture("llama-server/log-cpu-ngl99-lv4-3f545be.txt"));
   const std::string def = read_text(fixture("llama-server/log-cpu-ngl99-default-3f545be.txt"));
-  const std::string_view last = server::last_run_of_log(lv4 + def);
+  const std::string appended = lv4 + def;  // the view below points into it
+  const std::string_view last = server::last_run_of_log(appended);
   EXPECT_EQ(last, def);
   EXPECT_FALSE(server::find_system_info_line(last));
 }
