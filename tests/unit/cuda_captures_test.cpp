@@ -68,8 +68,9 @@ TEST(CudaCaptures, ArchitecturesOnAnH200MatchTheServersBuffers) {
   }
   // The architectures the plan supports today; the others in the fixture (gemma2, gemma3n,
   // nemotron_h) are checked here as soon as describe_model supports them.
-  for (const char* arch : {"glm4moe", "deepseek2", "llama4", "mistral3", "qwen35"}) {
+  for (const std::string arch : {"glm4moe", "deepseek2", "llama4", "mistral3", "qwen35"}) {
     EXPECT_TRUE(models.count(arch)) << arch << " is not supported or not in the fixture";
+    EXPECT_TRUE(models.count(arch + "-w512")) << arch << "-w512 is not in the fixture";
   }
   int checked = 0;
   for (const auto& c : fixture.at("cases")) {
@@ -95,7 +96,21 @@ TEST(CudaCaptures, ArchitecturesOnAnH200MatchTheServersBuffers) {
     ASSERT_TRUE(plan->devices);
     const json& log = c.at("log");
 
-    // Every buffer on CUDA0 (-ngl 99): the caches to the byte.
+    // Every buffer on CUDA0 (-ngl 99): the weights (all but the token embeddings, which stay
+    // in CPU_Mapped) and the caches to the byte.
+    // glm4moe's last block is a nextn (MTP) block: llama.cpp 3f545be does not load its
+    // weights (neither buffer holds them) while the plan counts them on CUDA0.
+    {
+      const DevicePart& part = plan->devices->gpus.at(0);
+      const model::ModelFacts& facts = model->second;
+      const std::uint64_t unloaded =
+          facts.architecture == "glm4moe" ? facts.layer_weight_bytes.back() : 0;
+      EXPECT_GT(part.weights_bytes, unloaded);
+      expect_rounds_to(part.weights_bytes - unloaded, log.at("model_mib").at("CUDA0").get<double>(),
+                       "CUDA0 weights");
+      expect_rounds_to(plan->devices->host.weights_bytes + plan->devices->host.mapped_extra_bytes,
+                       log.at("model_mib").at("CPU_Mapped").get<double>(), "CPU_Mapped weights");
+    }
     const json& caches = log.at("kv");
     ASSERT_EQ(caches.size(), plan->kv_swa_bytes > 0 ? 2u : 1u);
     EXPECT_EQ(caches.at(0).at("buffer").get<std::string>(), "CUDA0");
@@ -110,26 +125,31 @@ TEST(CudaCaptures, ArchitecturesOnAnH200MatchTheServersBuffers) {
       EXPECT_EQ(plan->recurrent_bytes, 0u);
     }
     // The two compute buffers of a CUDA build: the graph on CUDA0, its inputs (and the token
-    // lookup) pinned on the host. With the whole graph on CUDA0 (2 splits: without flash
-    // attention) CUDA_Host to the logged MiB and CUDA0 within 5%. With flash attention these
-    // models' heads (16 and 32 values) are too small for the CUDA kernels and ggml runs the
-    // attention on the CPU backend (8-10 splits): the plan, which puts the graph on CUDA0,
-    // holds more than both buffers together.
+    // lookup) pinned on the host. With the whole graph on CUDA0 (2 splits) CUDA_Host to the
+    // logged MiB and CUDA0 within 8%, except deepseek2's MLA graph: 5-15 MiB (18-29%) more on
+    // CUDA0 than planned, inside the plan's promise of 10% or 16 MiB only. The n_embd 64
+    // models' heads (16 and 32 values) are too small for the CUDA flash-attention kernels:
+    // with -fa on ggml runs the attention on the CPU backend (more splits), and the plan, which
+    // puts the graph on CUDA0, holds more than both buffers together.
     const double device = log.at("compute_mib").at("CUDA0").get<double>();
     const double host = log.at("compute_mib").at("CUDA_Host").get<double>();
     const std::uint64_t splits = log.at("graph_splits").get<std::uint64_t>();
-    EXPECT_EQ(splits == 2, !config.flash_attention);
+    const bool wide = name.find("-w512") != std::string::npos;
+    EXPECT_EQ(splits == 2, wide || !config.flash_attention);
     if (splits == 2) {
-      EXPECT_NEAR(mib(plan->buffers.main.compute_device), device, 0.05 * device)
+      const bool mla = model->second.architecture == "deepseek2";
+      EXPECT_NEAR(mib(plan->buffers.main.compute_device), device,
+                  mla ? std::max(0.10 * device, 16.0) : 0.08 * device)
           << "CUDA0 compute, peak " << plan->buffers.main.peak_phase;
       expect_rounds_to(plan->buffers.main.compute_host, host, "CUDA_Host compute");
     } else {
       EXPECT_GE(mib(plan->buffers.main.compute()), device + host);
     }
-    // NVML's per-process figure is the logged buffers plus the CUDA runtime: 522-586 MiB here
-    // with flash attention, 622-686 MiB without (cuBLAS's kernels and workspace). The plan's
-    // runtime term (590 MiB dense, 690 MiB MoE or hybrid) covers all but the dense models
-    // without flash attention, which held up to 34 MiB more (docs/memory-plan.md).
+    // NVML's per-process figure is the logged buffers plus the CUDA runtime: 585-591 MiB for
+    // the n_embd 512 models; 522-586 MiB for the n_embd 64 ones with flash attention (on the
+    // CPU) and 622-691 MiB without (cuBLAS's kernels and workspace). The plan's runtime term
+    // (590 MiB dense, 690 MiB MoE or hybrid) covers all but the n_embd 64 dense models without
+    // flash attention, which held up to 34 MiB more (docs/memory-plan.md).
     const double nvml = c.at("nvml_mib").get<double>();
     const DevicePart& gpu = plan->devices->gpus.at(0);
     const double runtime = nvml - mib(gpu.weights_bytes + gpu.cache_bytes) - device;
@@ -138,7 +158,7 @@ TEST(CudaCaptures, ArchitecturesOnAnH200MatchTheServersBuffers) {
         << "NVML " << nvml << " MiB against the plan's CUDA0 " << mib(gpu.total_bytes) << " MiB";
     ++checked;
   }
-  EXPECT_GE(checked, 20);
+  EXPECT_GE(checked, 40);
 }
 
 // The projector on a CUDA build: clip's buffers on CUDA0 (weights and graph, by the CPU rule),
