@@ -82,21 +82,21 @@ TEST(CliLaunch, UnsupportedArchitectureNeedsForceAndOverheadAndIsOnlyAnEstimate)
   const auto path = (dir.path() / "rwkv7.gguf").string();
   w.write(path);
 
-  auto result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", path}, {});
+  auto result = run_with_stand_in("no-gpu", {"launch", "--dry-run", "--model", path}, {});
   EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
   EXPECT_NE(result.err.find("architecture 'rwkv7' is not supported: recurrent only"),
             std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("--force --overhead SIZE"), std::string::npos) << result.err;
 
-  result = run_cli_on("no-gpu", {"launch", "--dry-run", "--model", path, "--force"}, {});
+  result = run_with_stand_in("no-gpu", {"launch", "--dry-run", "--model", path, "--force"}, {});
   EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
   EXPECT_NE(result.err.find("also give --overhead SIZE"), std::string::npos) << result.err;
 
-  result = run_cli_on("no-gpu",
-                      {"launch", "--dry-run", "--json", "--model", path, "--force", "--overhead",
-                       "3GiB", "--slots", "1", "--cache-ram", "0"},
-                      {});
+  result = run_with_stand_in("no-gpu",
+                             {"launch", "--dry-run", "--json", "--model", path, "--force",
+                              "--overhead", "3GiB", "--slots", "1", "--cache-ram", "0"},
+                             {});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   const json doc = json::parse(result.out);
   const json& plan = doc["plan"];
@@ -111,10 +111,10 @@ TEST(CliLaunch, UnsupportedArchitectureNeedsForceAndOverheadAndIsOnlyAnEstimate)
                 plan["runtime_bytes"].get<std::uint64_t>());
   EXPECT_EQ(doc["model"]["supported"], false);
 
-  result = run_cli_on("no-gpu",
-                      {"launch", "--dry-run", "--model", path, "--force", "--overhead", "3GiB",
-                       "--slots", "1", "--cache-ram", "0"},
-                      {});
+  result = run_with_stand_in("no-gpu",
+                             {"launch", "--dry-run", "--model", path, "--force", "--overhead",
+                              "3GiB", "--slots", "1", "--cache-ram", "0"},
+                             {});
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
   EXPECT_NE(result.out.find("ESTIMATE, not a plan"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("unknown"), std::string::npos) << result.out;
