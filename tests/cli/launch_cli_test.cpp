@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
@@ -638,21 +639,6 @@ TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
       << result.out;
 }
 
-// The value of a YAML double-quoted scalar as render_llama_swap_entry writes it.
-std::string yaml_unquote(std::string_view text) {
-  EXPECT_TRUE(text.size() >= 2 && text.front() == '"' && text.back() == '"') << text;
-  std::string out;
-  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
-    if (text[i] == '\\' && i + 2 < text.size()) {
-      ++i;
-    } else {
-      EXPECT_NE(text[i], '"') << "unescaped quote in " << text;
-    }
-    out += text[i];
-  }
-  return out;
-}
-
 TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
   ModelsFolder f;
   const std::vector<std::string> common = {"--model", f.model, "--llama-server",
@@ -661,20 +647,22 @@ TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
   swap_args.insert(swap_args.end(), common.begin(), common.end());
   const auto result = testing::run_cli_on("gb10", swap_args, {});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  // Structure: models: → one entry → cmd, ttl, checkEndpoint, each on its own indented line.
-  std::vector<std::string> lines;
-  for (std::string_view line : split(result.out, '\n')) {
-    if (!line.empty() && line.front() != '#') {
-      lines.emplace_back(line);
-    }
-  }
-  ASSERT_EQ(lines.size(), 5u) << result.out;
-  EXPECT_EQ(lines[0], "models:");
-  EXPECT_EQ(lines[1], "  \"Qwen3.8-27B 'Q4_K_M' $x\":") << lines[1];
-  ASSERT_EQ(lines[2].rfind("    cmd: ", 0), 0u) << lines[2];
-  EXPECT_EQ(lines[3], "    ttl: 300");
-  EXPECT_EQ(lines[4], "    checkEndpoint: \"/health\"");
-  const std::string cmd = yaml_unquote(lines[2].substr(9));
+  // Read back by a YAML parser: models → one entry → cmd, ttl, checkEndpoint and nothing else.
+  YAML::Node doc;
+  ASSERT_NO_THROW(doc = YAML::Load(result.out)) << result.out;
+  ASSERT_TRUE(doc.IsMap()) << result.out;
+  ASSERT_EQ(doc.size(), 1u) << result.out;
+  const YAML::Node models = doc["models"];
+  ASSERT_TRUE(models.IsMap()) << result.out;
+  ASSERT_EQ(models.size(), 1u) << result.out;
+  EXPECT_EQ(models.begin()->first.as<std::string>(), "Qwen3.8-27B 'Q4_K_M' $x");
+  const YAML::Node entry = models.begin()->second;
+  ASSERT_TRUE(entry.IsMap()) << result.out;
+  EXPECT_EQ(entry.size(), 3u) << result.out;
+  EXPECT_EQ(entry["ttl"].as<int>(), 300);
+  EXPECT_EQ(entry["checkEndpoint"].as<std::string>(), "/health");
+  ASSERT_TRUE(entry["cmd"].IsScalar()) << result.out;
+  const std::string cmd = entry["cmd"].as<std::string>();
   EXPECT_EQ(cmd.rfind("/usr/bin/env -u GGML_CUDA_ENABLE_UNIFIED_MEMORY " +
                           testing::stand_in_server_path().string() + " ",
                       0),
