@@ -20,39 +20,6 @@ testing::CliResult launch_on(const std::string& scenario, std::vector<std::strin
   return testing::run_cli_on(scenario, args, {});
 }
 
-// A llama of `layers` f16 blocks of n_embd 8192, 64 heads, 8 KV heads, n_ff 14336: 872 MB a
-// block, plus 524 MB each for the token embedding and the output (sparse on disk).
-std::string write_llama(const testing::TempDir& dir, std::uint32_t layers) {
-  testing::GgufWriter w;
-  w.add("general.architecture", testing::gguf_string("llama"))
-      .add("llama.block_count", testing::gguf_uint32(layers))
-      .add("llama.context_length", testing::gguf_uint32(32768))
-      .add("llama.embedding_length", testing::gguf_uint32(8192))
-      .add("llama.feed_forward_length", testing::gguf_uint32(14336))
-      .add("llama.attention.head_count", testing::gguf_uint32(64))
-      .add("llama.attention.head_count_kv", testing::gguf_uint32(8))
-      .add("llama.attention.layer_norm_rms_epsilon", testing::gguf_float32(1e-5f))
-      .add("llama.rope.dimension_count", testing::gguf_uint32(128));
-  w.tensor("token_embd.weight", {8192, 32000}, gguf::GgmlType::f16);
-  w.tensor("output_norm.weight", {8192}, gguf::GgmlType::f32);
-  w.tensor("output.weight", {8192, 32000}, gguf::GgmlType::f16);
-  for (std::uint32_t il = 0; il < layers; ++il) {
-    const std::string blk = "blk." + std::to_string(il) + ".";
-    w.tensor(blk + "attn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "attn_q.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_k.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_v.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_output.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "ffn_gate.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_up.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_down.weight", {14336, 8192}, gguf::GgmlType::f16);
-  }
-  const auto path = dir.path() / ("llama-" + std::to_string(layers) + ".gguf");
-  w.write(path);
-  return path.string();
-}
-
 std::size_t find(const std::string& text, const std::string& what) {
   return text.find(what);
 }
@@ -61,7 +28,7 @@ std::size_t find(const std::string& text, const std::string& what) {
 // all (one pool would say "fits"); the GPU cannot.
 TEST(CliLaunchDevices, A24GbGpuRefusesWhatOnlyTheHostCouldHoldAndSaysHowManyLayersFit) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 40);
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
   const auto refused = launch_on("dgpu-24g", {"--model", model, "--no-fit"});
   ASSERT_EQ(refused.exit_code, 3) << refused.err << refused.out;
   EXPECT_NE(find(refused.err, "CUDA0 (NVIDIA GeForce RTX 4090) needs"), std::string::npos)
@@ -102,7 +69,7 @@ TEST(CliLaunchDevices, A24GbGpuRefusesWhatOnlyTheHostCouldHoldAndSaysHowManyLaye
 // The default fit lowers the context, but no context makes 36 GB of weights fit 24 GB.
 TEST(CliLaunchDevices, TheFitCannotMakeWeightsFitAGpuThatIsTooSmall) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 40);
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
   const auto result = launch_on("dgpu-24g", {"--model", model});
   EXPECT_EQ(result.exit_code, 3) << result.err << result.out;
   EXPECT_NE(find(result.err, "CUDA0"), std::string::npos) << result.err;
@@ -113,7 +80,7 @@ TEST(CliLaunchDevices, TheFitCannotMakeWeightsFitAGpuThatIsTooSmall) {
 // hold 31 blocks; an even split fits both.
 TEST(CliLaunchDevices, TwoGpusSplitByTensorSplitArePlannedPerDevice) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 40);
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
   const auto uneven =
       launch_on("dgpu-2x", {"--model", model, "--no-fit", "--json", "--", "-ts", "3,1"});
   ASSERT_EQ(uneven.exit_code, 3) << uneven.err << uneven.out;
@@ -183,7 +150,7 @@ std::uint64_t u64(const json& value) {
 // --no-mmproj-offload; its weights and compute buffer count in that part's budget.
 TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const std::string mmproj = write_projector(dir);
   const auto plan_of = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"--model", model, "--mmproj", mmproj, "--json"};
@@ -237,7 +204,7 @@ TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
 // the plan fits without the projector (134 MB there) and is refused with it, naming CUDA0.
 TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const std::string mmproj = write_projector(dir);
   // (--no-mmproj: launch picks up the one *mmproj*.gguf beside the model by itself)
   const auto alone = launch_on("dgpu-24g", {"--model", model, "--no-mmproj", "--json"});
@@ -272,7 +239,7 @@ TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
 // GB10 keeps one pool: no per-device plan, the budget is MemAvailable minus the reserve (K19).
 TEST(CliLaunchDevices, Gb10StillPlansAgainstMemAvailable) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const auto result = launch_on("gb10", {"--model", model, "--json", "--reserve", "2GB"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json plan = json::parse(result.out)["plan"];
@@ -288,7 +255,7 @@ TEST(CliLaunchDevices, Gb10StillPlansAgainstMemAvailable) {
 // token embedding and the pinned buffers; the host budget is MemAvailable minus the reserve.
 TEST(CliLaunchDevices, DeviceAndHostPartsAddUpToThePlan) {
   testing::TempDir dir;
-  const std::string model = write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const auto result = launch_on("dgpu-24g", {"--model", model, "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json plan = json::parse(result.out)["plan"];

@@ -15,6 +15,7 @@
 #include "support/gguf_writer.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune {
 namespace {
@@ -63,45 +64,12 @@ testing::CliResult launch_rpc(const std::string& scenario, std::vector<std::stri
   return testing::run_cli_on(scenario, args, {});
 }
 
-// A llama of `layers` f16 blocks of n_embd 8192 (872 MB a block, 524 MB each for the token
-// embedding and the output; sparse on disk).
-std::string rpc_write_llama(const testing::TempDir& dir, std::uint32_t layers) {
-  testing::GgufWriter w;
-  w.add("general.architecture", testing::gguf_string("llama"))
-      .add("llama.block_count", testing::gguf_uint32(layers))
-      .add("llama.context_length", testing::gguf_uint32(32768))
-      .add("llama.embedding_length", testing::gguf_uint32(8192))
-      .add("llama.feed_forward_length", testing::gguf_uint32(14336))
-      .add("llama.attention.head_count", testing::gguf_uint32(64))
-      .add("llama.attention.head_count_kv", testing::gguf_uint32(8))
-      .add("llama.attention.layer_norm_rms_epsilon", testing::gguf_float32(1e-5f))
-      .add("llama.rope.dimension_count", testing::gguf_uint32(128));
-  w.tensor("token_embd.weight", {8192, 32000}, gguf::GgmlType::f16);
-  w.tensor("output_norm.weight", {8192}, gguf::GgmlType::f32);
-  w.tensor("output.weight", {8192, 32000}, gguf::GgmlType::f16);
-  for (std::uint32_t il = 0; il < layers; ++il) {
-    const std::string blk = "blk." + std::to_string(il) + ".";
-    w.tensor(blk + "attn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "attn_q.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_k.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_v.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_output.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "ffn_gate.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_up.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_down.weight", {14336, 8192}, gguf::GgmlType::f16);
-  }
-  const auto path = dir.path() / ("llama-" + std::to_string(layers) + ".gguf");
-  w.write(path);
-  return path.string();
-}
-
 // Two Sparks: a GB10 worker with 100 GB free, the GB10 head (CUDA0, MemAvailable 109.9 GB)
 // after it. llama.cpp cuts at 100 / 209.9 = 0.476 of the 41 layers: blocks 0-19 on RPC0, the
 // rest and the output layer on the head's CUDA0, the token embedding on the head's CPU.
 TEST(CliLaunchRpc, TwoSparksArePlannedPerNodeWithTheWorkerFirst) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 40);
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
   FakeRpcWorker worker(rpc_worker_with(100 * kRpcGB, 121 * kRpcGB));
   const auto result = launch_rpc(
       "gb10", {"--model", model, "--backend", "cuda", "--rpc", rpc_at(worker.port()), "--json"});
@@ -150,7 +118,7 @@ TEST(CliLaunchRpc, TwoSparksArePlannedPerNodeWithTheWorkerFirst) {
 // hold it, the small one cannot hold its half. Refused, naming that worker.
 TEST(CliLaunchRpc, APlanThatFitsThePairButNotOneNodeIsRefusedNamingTheNode) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 40);
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
   FakeRpcWorker big(rpc_worker_with(64 * kRpcGB, 64 * kRpcGB));
   FakeRpcWorker small(rpc_worker_with(16 * kRpcGB, 16 * kRpcGB));
   const std::string list = rpc_at(big.port()) + "," + rpc_at(small.port());
@@ -175,7 +143,7 @@ TEST(CliLaunchRpc, APlanThatFitsThePairButNotOneNodeIsRefusedNamingTheNode) {
 
 TEST(CliLaunchRpc, AWorkerThatIsDownIsRefusedNamingIt) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   FakeRpcWorker up(WorkerConfig{});
   const int down = testing::free_tcp_port();
   const auto result =
@@ -190,7 +158,7 @@ TEST(CliLaunchRpc, AWorkerThatIsDownIsRefusedNamingIt) {
 
 TEST(CliLaunchRpc, AWorkerOfAnotherProtocolVersionIsRefusedNamingBothVersions) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   WorkerConfig config;
   config.version = {6, 0, 0};
   FakeRpcWorker worker(config);
@@ -205,7 +173,7 @@ TEST(CliLaunchRpc, AWorkerOfAnotherProtocolVersionIsRefusedNamingBothVersions) {
 // Garbage, a close mid-hello or silence: refused within the worker timeout, never a hang.
 TEST(CliLaunchRpc, AWorkerThatMisbehavesIsRefusedInBoundedTime) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   for (const auto behaviour :
        {WorkerBehaviour::garbage, WorkerBehaviour::close_mid_hello, WorkerBehaviour::silent}) {
     WorkerConfig config;
@@ -222,7 +190,7 @@ TEST(CliLaunchRpc, AWorkerThatMisbehavesIsRefusedInBoundedTime) {
 
 TEST(CliLaunchRpc, PrintSystemdGivesTheHeadAndEachWorkerAUnit) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const auto result = launch_rpc("gb10", {"--model", model, "--print", "systemd", "--", "--rpc",
                                           "192.168.100.2:50052,192.168.100.3:50052"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -238,7 +206,7 @@ TEST(CliLaunchRpc, PrintSystemdGivesTheHeadAndEachWorkerAUnit) {
 // The fixture's own build (no RPC backend) has no --rpc: refused before any worker is asked.
 TEST(CliLaunchRpc, ABuildWithoutTheRpcBackendIsRefused) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const auto result =
       testing::run_cli_on("gb10",
                           {"launch", "--llama-server", testing::stand_in_server_path().string(),
@@ -252,7 +220,7 @@ TEST(CliLaunchRpc, ABuildWithoutTheRpcBackendIsRefused) {
 // taken as --rpc, so a worker that is down is refused like one given on the command line.
 TEST(CliLaunchRpc, LlamaArgRpcInTheEnvironmentIsPlannedAsRpc) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   const int down = testing::free_tcp_port();
   platform::Environment env;
   env.set("LLAMA_ARG_RPC", rpc_at(down));
@@ -267,7 +235,7 @@ TEST(CliLaunchRpc, LlamaArgRpcInTheEnvironmentIsPlannedAsRpc) {
 
 TEST(CliLaunchRpc, BadWorkerListsAreUsageErrors) {
   testing::TempDir dir;
-  const std::string model = rpc_write_llama(dir, 4);
+  const std::string model = testing::write_llama_70b_shape(dir, 4);
   for (const char* bad : {"spark2", "a:1,a:1", "0.0.0.0:"}) {
     const auto result = launch_rpc("gb10", {"--model", model, "--rpc", bad});
     EXPECT_EQ(result.exit_code, 2) << bad << result.err;

@@ -19,28 +19,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Sets an environment variable of this process (and so of run_binary's children) for a scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) {
-      m_old = old;
-    }
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (m_old) {
-      ::setenv(m_name, m_old->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-
- private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
-
 struct StopFixture {
   TempDir dir;
   ScopedEnv state{"XDG_STATE_HOME", dir.path().string()};

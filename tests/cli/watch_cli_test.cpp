@@ -23,36 +23,9 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-bool alive(int pid) {
-  const auto stat = sys::read_process_stat(platform::Sysroot(), pid);
-  return stat && !stat->exited();
-}
-
-// Sets an environment variable of this process (and so of run_binary's children) for a scope.
-class WatchScopedEnv {
- public:
-  WatchScopedEnv(const char* name, const std::string& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) {
-      m_old = old;
-    }
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~WatchScopedEnv() {
-    if (m_old) {
-      ::setenv(m_name, m_old->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-
- private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
-
 struct WatchFixture {
   TempDir dir;
-  WatchScopedEnv state{"XDG_STATE_HOME", dir.path().string()};
+  ScopedEnv state{"XDG_STATE_HOME", dir.path().string()};
   launch::StatePaths paths = launch::StatePaths::under(dir.path() / "gb10tune");
   std::vector<int> started;
 
@@ -135,7 +108,7 @@ TEST(CliWatch, PlentyOfMemoryIsWatchedQuietly) {
       << result.out;
   EXPECT_TRUE(contains(result.out, "warn below 11.2 GiB, stop below 5.6 GiB")) << result.out;
   EXPECT_FALSE(contains(result.out, "low:")) << result.out;
-  EXPECT_TRUE(alive(pid));
+  EXPECT_TRUE(process_alive(pid));
 }
 
 TEST(CliWatch, BelowTheFloorSigtermLandsAndTheLogSaysWhy) {
@@ -156,7 +129,7 @@ TEST(CliWatch, BelowTheFloorSigtermLandsAndTheLogSaysWhy) {
       contains(result.out, fmt::format("stopped: llama-server pid {} ended on SIGTERM", pid)))
       << result.out;
   EXPECT_TRUE(contains(result.out, "watch with --restart")) << result.out;
-  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(process_alive(pid));
   reap_watched(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   const std::string log = read_text(f.paths.log);
@@ -192,7 +165,7 @@ TEST(CliWatch, AServerIgnoringSigtermIsKilledAfterTheGrace) {
     }
   }
   EXPECT_EQ(events, (std::vector<std::string>{"watching", "low", "floor", "stopped", "ended"}));
-  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(process_alive(pid));
   reap_watched(pid);
 }
 
@@ -210,12 +183,12 @@ TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
   EXPECT_TRUE(contains(result.out, "stopped: llama-server pid")) << result.out;
   EXPECT_TRUE(contains(result.out, "restart: restarting llama-server (attempt 1")) << result.out;
   EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
-  EXPECT_FALSE(alive(pid));
+  EXPECT_FALSE(process_alive(pid));
   reap_watched(pid);
   const auto after = launch::read_launch_record(f.paths.record);
   ASSERT_TRUE(after) << after.error().message << "\n" << result.out;
   EXPECT_NE(after->pid, pid);
-  EXPECT_TRUE(alive(after->pid));
+  EXPECT_TRUE(process_alive(after->pid));
   EXPECT_EQ(after->argv, before->argv);
   EXPECT_EQ(after->url, before->url);
   // The restarted server got the environment the first one ran with.

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,20 @@ std::string read_text(const std::filesystem::path& path);
 bool contains(const std::string& text, const std::string& part);
 // Whether process `pid` exists and has not exited (a zombie counts as gone).
 bool process_alive(int pid);
+
+// Sets an environment variable of this process (and so of run_binary's children) for a scope,
+// restoring the old value (or its absence) at the end.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv();
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
 
 // What one in-process CLI run produced.
 struct CliResult {

@@ -164,4 +164,35 @@ GgufWriter large_report_model() {
   return w;
 }
 
+std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers) {
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("llama"))
+      .add("llama.block_count", gguf_uint32(layers))
+      .add("llama.context_length", gguf_uint32(32768))
+      .add("llama.embedding_length", gguf_uint32(8192))
+      .add("llama.feed_forward_length", gguf_uint32(14336))
+      .add("llama.attention.head_count", gguf_uint32(64))
+      .add("llama.attention.head_count_kv", gguf_uint32(8))
+      .add("llama.attention.layer_norm_rms_epsilon", gguf_float32(1e-5f))
+      .add("llama.rope.dimension_count", gguf_uint32(128));
+  w.tensor("token_embd.weight", {8192, 32000}, gguf::GgmlType::f16);
+  w.tensor("output_norm.weight", {8192}, gguf::GgmlType::f32);
+  w.tensor("output.weight", {8192, 32000}, gguf::GgmlType::f16);
+  for (std::uint32_t il = 0; il < layers; ++il) {
+    const std::string blk = "blk." + std::to_string(il) + ".";
+    w.tensor(blk + "attn_norm.weight", {8192}, gguf::GgmlType::f32);
+    w.tensor(blk + "attn_q.weight", {8192, 8192}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_k.weight", {8192, 1024}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_v.weight", {8192, 1024}, gguf::GgmlType::f16);
+    w.tensor(blk + "attn_output.weight", {8192, 8192}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_norm.weight", {8192}, gguf::GgmlType::f32);
+    w.tensor(blk + "ffn_gate.weight", {8192, 14336}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_up.weight", {8192, 14336}, gguf::GgmlType::f16);
+    w.tensor(blk + "ffn_down.weight", {14336, 8192}, gguf::GgmlType::f16);
+  }
+  const auto path = dir.path() / ("llama-" + std::to_string(layers) + ".gguf");
+  w.write(path);
+  return path.string();
+}
+
 }  // namespace gb10tune::testing

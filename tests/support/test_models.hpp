@@ -6,6 +6,7 @@
 
 #include "gb10tune/model/model_facts.hpp"
 #include "support/gguf_writer.hpp"
+#include "support/test_context.hpp"
 
 namespace gb10tune::testing {
 
@@ -31,5 +32,10 @@ void add_large_model_tensors(GgufWriter& w);
 // The report's model at full size, as the benchmarks read it: report_model() with a
 // tokenizer-sized metadata section (150k tokens) and add_large_model_tensors().
 GgufWriter large_report_model();
+
+// Writes DIR/llama-LAYERS.gguf: a llama of `layers` f16 blocks shaped like a 70B (n_embd 8192,
+// 64 heads, 8 KV heads, n_ff 14336): 872 MB a block, plus 524 MB each for the token embedding
+// and the output (sparse on disk). Returns its path.
+std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers);
 
 }  // namespace gb10tune::testing

@@ -50,5 +50,23 @@ TEST(Strings, WrapTextBreaksAtWidthWithIndent) {
   EXPECT_EQ(wrap_text("averyveryverylongword x", 8, ""), "averyveryverylongword\nx");
 }
 
+// The figure of a llama.cpp buffer line after its "= ", as the real build prints it.
+TEST(Strings, ParsesLlamaCppMiBFigures) {
+  EXPECT_EQ(parse_mib_figure("  1858.63 MiB"), std::optional<std::uint64_t>(1948914811ull));
+  EXPECT_EQ(parse_mib_figure("512.00 MiB (512 cells)"), std::optional<std::uint64_t>(512ull << 20));
+  EXPECT_EQ(parse_mib_figure("0.39 MiB"), std::optional<std::uint64_t>(408945ull));
+  EXPECT_FALSE(parse_mib_figure("1858.63 GiB"));
+  EXPECT_FALSE(parse_mib_figure(" MiB"));
+  EXPECT_FALSE(parse_mib_figure(""));
+  EXPECT_FALSE(parse_mib_figure("..."));
+}
+
+TEST(Strings, IndexRangesJoinRuns) {
+  EXPECT_EQ(index_ranges({}), "none");
+  EXPECT_EQ(index_ranges({7}), "7");
+  EXPECT_EQ(index_ranges({0, 1, 2, 3, 5}), "0-3, 5");
+  EXPECT_EQ(index_ranges({0, 2, 4, 5}), "0, 2, 4-5");
+}
+
 }  // namespace
 }  // namespace gb10tune

@@ -51,3 +51,15 @@ namespace gb10tune {
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace gb10tune
+
+namespace gb10tune {
+
+// The figure llama.cpp prints before "MiB" ("  1858.63 MiB" after a buffer line's "= "), in
+// bytes: leading spaces skipped, digits and a point, then "MiB" later in `text`; nullopt when
+// malformed.
+std::optional<std::uint64_t> parse_mib_figure(std::string_view text);
+
+// Block indices as ranges: {0,1,2,3,5} → "0-3, 5"; "none" when empty.
+std::string index_ranges(const std::vector<std::uint32_t>& indices);
+
+}  // namespace gb10tune

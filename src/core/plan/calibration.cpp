@@ -15,28 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// The number after "= " in "… size = 1858.63 MiB", in bytes; nullopt when malformed.
-std::optional<std::uint64_t> mib_after(std::string_view line, std::size_t at) {
-  std::string_view rest = line.substr(at);
-  while (!rest.empty() && rest.front() == ' ') {
-    rest.remove_prefix(1);
-  }
-  std::size_t end = 0;
-  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) {
-    ++end;
-  }
-  if (end == 0 || rest.substr(end).find("MiB") == std::string_view::npos) {
-    return std::nullopt;
-  }
-  double mib = 0;
-  try {
-    mib = std::stod(std::string(rest.substr(0, end)));
-  } catch (...) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint64_t>(std::llround(mib * 1048576.0));
-}
-
 json optional_json(const std::optional<std::uint64_t>& value) {
   return value ? json(*value) : json(nullptr);
 }
@@ -66,7 +44,8 @@ std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
     if (at == std::string_view::npos) {
       continue;
     }
-    const auto bytes = mib_after(line, at + std::string_view(" buffer size = ").size());
+    const auto bytes =
+        parse_mib_figure(line.substr(at + std::string_view(" buffer size = ").size()));
     if (!bytes) {
       continue;
     }

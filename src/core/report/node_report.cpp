@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
 
@@ -15,28 +16,13 @@ double node_mib(std::uint64_t bytes) {
   return static_cast<double>(bytes) / 1048576.0;
 }
 
-// "0-4" from block indices.
-std::string node_layer_ranges(const std::vector<std::uint32_t>& layers) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) {
-      ++j;
-    }
-    parts.push_back(i == j ? fmt::format("{}", layers[i])
-                           : fmt::format("{}-{}", layers[i], layers[j]));
-    i = j + 1;
-  }
-  return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
-}
-
 std::string node_where(const rpc::NodePart& n) {
   std::vector<std::string> parts;
   if (n.input_layer) {
     parts.emplace_back("token embedding");
   }
   if (!n.layers.empty()) {
-    parts.push_back("layers " + node_layer_ranges(n.layers));
+    parts.push_back("layers " + index_ranges(n.layers));
   }
   if (n.output_layer) {
     parts.emplace_back("output layer");

@@ -46,23 +46,8 @@ std::string buffers_detail(const plan::ContextBuffers& buffers, plan::PlanBacken
   return fmt::format("CPU {:.2f} MiB, peak: {}", mib(buffers.compute_host), buffers.peak_phase);
 }
 
-// "0-7", "8-15, 17": block indices as ranges.
-std::string layer_ranges(const std::vector<std::uint32_t>& layers) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) {
-      ++j;
-    }
-    parts.push_back(i == j ? fmt::format("{}", layers[i])
-                           : fmt::format("{}-{}", layers[i], layers[j]));
-    i = j + 1;
-  }
-  return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
-}
-
 std::string where_text(const std::vector<std::uint32_t>& layers, bool output) {
-  return fmt::format("layers {}{}", layer_ranges(layers), output ? " + output" : "");
+  return fmt::format("layers {}{}", index_ranges(layers), output ? " + output" : "");
 }
 
 json devices_json(const plan::DevicePlan& d) {

@@ -4,29 +4,11 @@
 #include <cmath>
 #include <string>
 
+#include "gb10tune/util/strings.hpp"
+
 namespace gb10tune::rpc {
 
 namespace {
-
-// The MiB figure after "= " in bytes; nullopt when malformed.
-std::optional<std::uint64_t> node_log_mib(std::string_view rest) {
-  while (!rest.empty() && rest.front() == ' ') {
-    rest.remove_prefix(1);
-  }
-  std::size_t end = 0;
-  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) {
-    ++end;
-  }
-  if (end == 0 || rest.substr(end).find("MiB") == std::string_view::npos) {
-    return std::nullopt;
-  }
-  try {
-    return static_cast<std::uint64_t>(
-        std::llround(std::stod(std::string(rest.substr(0, end))) * 1048576.0));
-  } catch (...) {
-    return std::nullopt;
-  }
-}
 
 // The last word of `text` ("load_tensors:  RPC0[h:p]" → "RPC0[h:p]").
 std::string_view node_log_last_word(std::string_view text) {
@@ -69,7 +51,7 @@ std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_vie
     if (at == std::string_view::npos) {
       continue;
     }
-    const auto bytes = node_log_mib(line.substr(at + kSize.size()));
+    const auto bytes = parse_mib_figure(line.substr(at + kSize.size()));
     if (!bytes) {
       continue;
     }

@@ -1,9 +1,11 @@
 #include "gb10tune/util/strings.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <charconv>
+#include <cmath>
 
 namespace gb10tune {
 
@@ -160,6 +162,44 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     }
   }
   return std::nullopt;
+}
+
+}  // namespace gb10tune
+
+namespace gb10tune {
+
+std::optional<std::uint64_t> parse_mib_figure(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') {
+    text.remove_prefix(1);
+  }
+  std::size_t end = 0;
+  while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) {
+    ++end;
+  }
+  if (end == 0 || text.substr(end).find("MiB") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  double mib = 0;
+  try {
+    mib = std::stod(std::string(text.substr(0, end)));
+  } catch (...) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(std::llround(mib * 1048576.0));
+}
+
+std::string index_ranges(const std::vector<std::uint32_t>& indices) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) {
+      ++j;
+    }
+    parts.push_back(i == j ? fmt::format("{}", indices[i])
+                           : fmt::format("{}-{}", indices[i], indices[j]));
+    i = j + 1;
+  }
+  return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace gb10tune
