@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "free_port.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -37,18 +38,6 @@ std::int64_t realtime_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 nlohmann::json read_json(const fs::path& path) {
@@ -126,15 +115,16 @@ void BM_LaunchBinary(benchmark::State& state) {
   for (auto _ : state) {
     std::error_code ec;
     fs::remove(record_file, ec);
-    const std::vector<std::string> argv = {GB10TUNE_BINARY,  "launch",
-                                           "--model",        model.string(),
-                                           "--llama-server", GB10TUNE_STAND_IN_SERVER,
-                                           "--profile",      "single-slot",
-                                           "--ctx-per-slot", "4096",
-                                           "--port",         std::to_string(free_port()),
-                                           "--reserve",      "0",
-                                           "--overhead",     "0",
-                                           "--cache-ram",    "0"};
+    const std::vector<std::string> argv = {
+        GB10TUNE_BINARY,  "launch",
+        "--model",        model.string(),
+        "--llama-server", GB10TUNE_STAND_IN_SERVER,
+        "--profile",      "single-slot",
+        "--ctx-per-slot", "4096",
+        "--port",         std::to_string(gb10tune::bench_support::free_loopback_port()),
+        "--reserve",      "0",
+        "--overhead",     "0",
+        "--cache-ram",    "0"};
     const std::int64_t called = realtime_ns();
     const auto run = gb10tune::platform::run_capture(argv, 60s);
     const std::int64_t returned = realtime_ns();
@@ -164,7 +154,7 @@ void BM_StartServer(benchmark::State& state) {
   for (auto _ : state) {
     std::error_code ec;
     fs::remove(record_file, ec);
-    const int port = free_port();
+    const int port = gb10tune::bench_support::free_loopback_port();
     gb10tune::launch::StartRequest request;
     request.argv = {GB10TUNE_STAND_IN_SERVER, "--port", std::to_string(port)};
     request.env = gb10tune::platform::Environment::current();

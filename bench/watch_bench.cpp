@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "free_port.hpp"
 #include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/nvml.hpp"
@@ -41,18 +42,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace gb10tune;
-
-int watch_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // `fallback`, unless the environment variable `name` names another path.
 std::string bench_path(const char* name, const char* fallback) {
@@ -165,7 +154,7 @@ void BM_WatchBinary(benchmark::State& state) {
   fs::create_directories(dir);
   ::setenv("XDG_STATE_HOME", dir.c_str(), 1);
   const launch::StatePaths paths = launch::StatePaths::under(dir / "gb10tune");
-  const int port = watch_free_port();
+  const int port = gb10tune::bench_support::free_loopback_port();
   launch::StartRequest request;
   request.argv = {bench_path("GB10TUNE_BENCH_STAND_IN", GB10TUNE_STAND_IN_SERVER), "--port",
                   std::to_string(port)};

@@ -970,25 +970,6 @@ TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {
 namespace gb10tune {
 namespace {
 
-// A gemma3 projector header (896 px images in 14 px patches, a 1152-wide tower of 16 heads).
-std::string write_gemma3_projector(const testing::TempDir& dir) {
-  testing::GgufWriter p;
-  p.add("general.architecture", testing::gguf_string("clip"));
-  p.add("clip.projector_type", testing::gguf_string("gemma3"));
-  p.add("clip.has_vision_encoder", testing::gguf_bool(true));
-  p.add("clip.vision.image_size", testing::gguf_uint32(896));
-  p.add("clip.vision.patch_size", testing::gguf_uint32(14));
-  p.add("clip.vision.embedding_length", testing::gguf_uint32(1152));
-  p.add("clip.vision.feed_forward_length", testing::gguf_uint32(4304));
-  p.add("clip.vision.block_count", testing::gguf_uint32(27));
-  p.add("clip.vision.attention.head_count", testing::gguf_uint32(16));
-  p.tensor("v.patch_embd.weight", {14, 14, 3, 1152}, gguf::GgmlType::f16);
-  p.tensor("mm.input_projection.weight", {2560, 1152}, gguf::GgmlType::f16);
-  const auto path = (dir.path() / "mmproj-gemma3.gguf").string();
-  p.write(path);
-  return path;
-}
-
 std::uint64_t weights_of_gemma3_projector() {
   return (14ull * 14 * 3 * 1152 + 2560ull * 1152) * 2;
 }
@@ -1010,7 +991,7 @@ TEST(CliLaunchProjector, WeightsAndComputeBufferAreRowsOfThePlanOnTheGpu) {
   testing::TempDir dir;
   const auto model = (dir.path() / "model.gguf").string();
   testing::tiny_qwen35_model(false).write(model);
-  const auto mmproj = write_gemma3_projector(dir);
+  const auto mmproj = testing::write_gemma3_projector(dir);
   const json doc = dry_run({"--model", model, "--mmproj", mmproj, "--backend", "cuda", "--no-mtp",
                             "--slots", "1", "-c", "4096"});
   ASSERT_TRUE(doc.contains("plan"));
@@ -1037,7 +1018,7 @@ TEST(CliLaunchProjector, NoOffloadKeepsItInHostMemoryAndIsPassedOn) {
   testing::TempDir dir;
   const auto model = (dir.path() / "model.gguf").string();
   testing::tiny_qwen35_model(false).write(model);
-  const auto mmproj = write_gemma3_projector(dir);
+  const auto mmproj = testing::write_gemma3_projector(dir);
   const json doc = dry_run({"--model", model, "--mmproj", mmproj, "--backend", "cuda", "--no-mtp",
                             "--no-mmproj-offload", "--flash-attn", "off"});
   ASSERT_TRUE(doc.contains("plan"));
@@ -1055,7 +1036,7 @@ TEST(CliLaunchProjector, ProjectorOptionsAfterDoubleDashArePlannedAndPassedOnce)
   testing::TempDir dir;
   const auto model = (dir.path() / "model.gguf").string();
   testing::tiny_qwen35_model(false).write(model);
-  const auto mmproj = write_gemma3_projector(dir);
+  const auto mmproj = testing::write_gemma3_projector(dir);
   for (const std::vector<std::string>& after :
        {std::vector<std::string>{"-mm", mmproj, "--no-mmproj-offload"},
         std::vector<std::string>{"--mmproj=" + mmproj, "--no-mmproj-offload", "--threads", "4"}}) {
@@ -1076,7 +1057,7 @@ TEST(CliLaunchProjector, DoubleDashProjectorContradictingLaunchsOwnIsAUsageError
   testing::TempDir dir;
   const auto model = (dir.path() / "model.gguf").string();
   testing::tiny_qwen35_model(false).write(model);
-  const auto mmproj = write_gemma3_projector(dir);
+  const auto mmproj = testing::write_gemma3_projector(dir);
   const auto result = testing::run_cli_on(
       "gb10",
       {"launch", "--dry-run", "--llama-server", testing::stand_in_server_path().string(), "--model",
@@ -1090,7 +1071,7 @@ TEST(CliLaunchProjector, ProfileKeyTurnsOffloadOff) {
   testing::TempDir dir;
   const auto model = (dir.path() / "model.gguf").string();
   testing::tiny_qwen35_model(false).write(model);
-  const auto mmproj = write_gemma3_projector(dir);
+  const auto mmproj = testing::write_gemma3_projector(dir);
   const auto profile =
       dir.write("profile.json", R"({"description": "projector on the CPU", "settings": )"
                                 R"({"mmproj_offload": false, "mtp": "off"}})");

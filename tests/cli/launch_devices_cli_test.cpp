@@ -122,25 +122,6 @@ TEST(CliLaunchDevices, TwoGpusSplitByTensorSplitArePlannedPerDevice) {
   EXPECT_EQ(o["gpus"][0]["name"], "CUDA1");
 }
 
-// A gemma3 projector header: 896 px images in 14 px patches, a 1152-wide tower of 16 heads.
-std::string write_projector(const testing::TempDir& dir) {
-  testing::GgufWriter p;
-  p.add("general.architecture", testing::gguf_string("clip"));
-  p.add("clip.projector_type", testing::gguf_string("gemma3"));
-  p.add("clip.has_vision_encoder", testing::gguf_bool(true));
-  p.add("clip.vision.image_size", testing::gguf_uint32(896));
-  p.add("clip.vision.patch_size", testing::gguf_uint32(14));
-  p.add("clip.vision.embedding_length", testing::gguf_uint32(1152));
-  p.add("clip.vision.feed_forward_length", testing::gguf_uint32(4304));
-  p.add("clip.vision.block_count", testing::gguf_uint32(27));
-  p.add("clip.vision.attention.head_count", testing::gguf_uint32(16));
-  p.tensor("v.patch_embd.weight", {14, 14, 3, 1152}, gguf::GgmlType::f16);
-  p.tensor("mm.input_projection.weight", {2560, 1152}, gguf::GgmlType::f16);
-  const auto path = (dir.path() / "mmproj-gemma3.gguf").string();
-  p.write(path);
-  return path;
-}
-
 std::uint64_t u64(const json& value) {
   return value.get<std::uint64_t>();
 }
@@ -151,7 +132,7 @@ std::uint64_t u64(const json& value) {
 TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
   testing::TempDir dir;
   const std::string model = testing::write_llama_70b_shape(dir, 4);
-  const std::string mmproj = write_projector(dir);
+  const std::string mmproj = testing::write_gemma3_projector(dir);
   const auto plan_of = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"--model", model, "--mmproj", mmproj, "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -205,7 +186,7 @@ TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
 TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
   testing::TempDir dir;
   const std::string model = testing::write_llama_70b_shape(dir, 4);
-  const std::string mmproj = write_projector(dir);
+  const std::string mmproj = testing::write_gemma3_projector(dir);
   // (--no-mmproj: launch picks up the one *mmproj*.gguf beside the model by itself)
   const auto alone = launch_on("dgpu-24g", {"--model", model, "--no-mmproj", "--json"});
   ASSERT_EQ(alone.exit_code, 0) << alone.err;

@@ -25,21 +25,8 @@ struct StopFixture {
   launch::StatePaths paths = launch::StatePaths::under(dir.path() / "gb10tune");
 
   // Starts the stand-in through start_server, as launch does.
-  int start(std::map<std::string, std::string> env = {}) {
-    const int port = free_tcp_port();
-    launch::StartRequest request;
-    request.argv = {stand_in_server_path().string(), "--port", std::to_string(port)};
-    request.env = platform::Environment::current();
-    request.env.set("STANDIN_LOAD_MS", "100");
-    for (auto& [name, value] : env) {
-      request.env.set(name, value);
-    }
-    request.paths = paths;
-    request.url = platform::Url{"http", "127.0.0.1", port, ""};
-    const std::atomic<bool> never{false};
-    const auto started = launch::start_server(request, {}, never);
-    EXPECT_TRUE(started) << started.error().message;
-    return started ? started->pid : 0;
+  int start(const std::map<std::string, std::string>& env = {}) {
+    return start_stand_in_through_launch(paths, env);
   }
 };
 

@@ -30,24 +30,12 @@ struct WatchFixture {
   std::vector<int> started;
 
   // Starts the stand-in through start_server, as launch does.
-  int start(std::map<std::string, std::string> env = {}) {
-    const int port = free_tcp_port();
-    launch::StartRequest request;
-    request.argv = {stand_in_server_path().string(), "--port", std::to_string(port)};
-    request.env = platform::Environment::current();
-    request.env.set("STANDIN_LOAD_MS", "100");
-    for (auto& [name, value] : env) {
-      request.env.set(name, value);
+  int start(const std::map<std::string, std::string>& env = {}) {
+    const int pid = start_stand_in_through_launch(paths, env);
+    if (pid != 0) {
+      started.push_back(pid);
     }
-    request.paths = paths;
-    request.url = platform::Url{"http", "127.0.0.1", port, ""};
-    const std::atomic<bool> never{false};
-    const auto result = launch::start_server(request, {}, never);
-    EXPECT_TRUE(result) << result.error().message;
-    if (result) {
-      started.push_back(result->pid);
-    }
-    return result ? result->pid : 0;
+    return pid;
   }
 
   // A folder of meminfo files, one per sample, with these MemAvailable figures in GiB.

@@ -10,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 
+#include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/http_client.hpp"
 
@@ -197,6 +199,24 @@ nlohmann::json read_record(const fs::path& path) {
     return nullptr;
   }
   return doc;
+}
+
+int start_stand_in_through_launch(const launch::StatePaths& paths,
+                                  const std::map<std::string, std::string>& env) {
+  const int port = free_tcp_port();
+  launch::StartRequest request;
+  request.argv = {stand_in_server_path().string(), "--port", std::to_string(port)};
+  request.env = platform::Environment::current();
+  request.env.set("STANDIN_LOAD_MS", "100");
+  for (const auto& [name, value] : env) {
+    request.env.set(name, value);
+  }
+  request.paths = paths;
+  request.url = platform::Url{"http", "127.0.0.1", port, ""};
+  const std::atomic<bool> never{false};
+  const auto started = launch::start_server(request, {}, never);
+  EXPECT_TRUE(started) << started.error().message;
+  return started ? started->pid : 0;
 }
 
 }  // namespace gb10tune::testing

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/launch/launch_record.hpp"
 #include "support/test_context.hpp"
 
 namespace gb10tune::testing {
@@ -22,6 +23,12 @@ std::filesystem::path stand_in_server_path();
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read, closed).
 // Throws std::runtime_error when no socket can be opened.
 int free_tcp_port();
+
+// Starts the stand-in through launch::start_server on a free port, as `launch` does, with its
+// state under `paths` and this process's environment plus STANDIN_LOAD_MS=100 and `env`.
+// Returns its pid, 0 (with a test failure) when it did not start.
+int start_stand_in_through_launch(const launch::StatePaths& paths,
+                                  const std::map<std::string, std::string>& env = {});
 
 // How a child ended.
 struct ChildExit {

@@ -195,4 +195,22 @@ std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers) {
   return path.string();
 }
 
+std::string write_gemma3_projector(const TempDir& dir) {
+  GgufWriter p;
+  p.add("general.architecture", gguf_string("clip"));
+  p.add("clip.projector_type", gguf_string("gemma3"));
+  p.add("clip.has_vision_encoder", gguf_bool(true));
+  p.add("clip.vision.image_size", gguf_uint32(896));
+  p.add("clip.vision.patch_size", gguf_uint32(14));
+  p.add("clip.vision.embedding_length", gguf_uint32(1152));
+  p.add("clip.vision.feed_forward_length", gguf_uint32(4304));
+  p.add("clip.vision.block_count", gguf_uint32(27));
+  p.add("clip.vision.attention.head_count", gguf_uint32(16));
+  p.tensor("v.patch_embd.weight", {14, 14, 3, 1152}, gguf::GgmlType::f16);
+  p.tensor("mm.input_projection.weight", {2560, 1152}, gguf::GgmlType::f16);
+  const auto path = (dir.path() / "mmproj-gemma3.gguf").string();
+  p.write(path);
+  return path;
+}
+
 }  // namespace gb10tune::testing

@@ -38,4 +38,8 @@ GgufWriter large_report_model();
 // and the output (sparse on disk). Returns its path.
 std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers);
 
+// Writes DIR/mmproj-gemma3.gguf: a gemma3 projector header (896 px images in 14 px patches,
+// a 1152-wide tower of 27 blocks and 16 heads; sparse on disk). Returns its path.
+std::string write_gemma3_projector(const TempDir& dir);
+
 }  // namespace gb10tune::testing
