@@ -177,6 +177,54 @@ TEST(ArchitectureCoverage, MlaCachesTheLatentAsKAndNoV) {
   EXPECT_EQ(*per_cell, 3u * 48 * 2);
 }
 
+// glm4moe's nextn block: llama.cpp creates its tensors with TENSOR_SKIP, so they are in no
+// buffer (the CUDA captures check CUDA0's weights to the logged MiB), yet the block keeps KV.
+TEST(ArchitectureCoverage, Glm4moeNextnBlockKeepsKvButItsWeightsAreNotLoaded) {
+  const json fixture = load_fixture();
+  const json& description = fixture.at("models").at("glm4moe");
+  const auto facts = testing::describe(header_of(description));
+  ASSERT_TRUE(facts) << facts.error().message;
+  ASSERT_EQ(facts->block_count, 4u);
+  EXPECT_EQ(facts->unloaded_block_count, 1u);
+  EXPECT_EQ(facts->kv_layer_count(KvScope::full_attention), 4u);
+  // The captured header's blk.3.* tensors, summed here from the fixture's own tensor list.
+  std::uint64_t last_block = 0;
+  std::uint64_t others = 0;
+  for (const model::ModelFacts::TensorSpan& span : facts->tensor_spans) {
+    (span.layer == model::ModelFacts::kUnloaded ? last_block : others) += span.bytes;
+  }
+  std::size_t named = 0;
+  for (const auto& tensor : description.at("tensors")) {
+    named += tensor.at(0).get<std::string>().starts_with("blk.3.") ? 1 : 0;
+  }
+  EXPECT_GT(named, 10u);
+  EXPECT_GT(last_block, 0u);
+  EXPECT_EQ(facts->unloaded_weight_bytes, last_block);
+  EXPECT_EQ(facts->layer_weight_bytes.at(3), 0u);
+  EXPECT_EQ(facts->weight_bytes, last_block + others);
+  EXPECT_LT(facts->bytes_read_per_token, others);
+  PlanConfig config;
+  config.ctx_total = 8192;
+  config.cache_ram_bytes = 0;
+  config.overhead_bytes = 0;
+  const auto plan = make_plan(*facts, config, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->weights_bytes, others);
+  config.mtp = true;
+  const auto mtp = make_plan(*facts, config, {});
+  ASSERT_FALSE(mtp);
+  EXPECT_NE(mtp.error().message.find("1 nextn block is not loaded by llama.cpp"),
+            std::string::npos)
+      << mtp.error().message;
+  // A nextn count llama.cpp asserts on is an error naming the key.
+  json corrupt = description;
+  corrupt.at("metadata").at("glm4moe.nextn_predict_layers") = json{{"uint32", 4}};
+  const auto refused = testing::describe(header_of(corrupt));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("nextn_predict_layers"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(ArchitectureCoverage, DeepseekWithoutMlaKeysCachesKAndVLikePlainAttention) {
   GgufWriter w;
   w.add("general.architecture", gguf_string("deepseek2"))

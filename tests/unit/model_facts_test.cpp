@@ -355,6 +355,34 @@ TEST(ModelFacts, UnknownArchitectureIsUnsupportedButWeighed) {
   EXPECT_TRUE(facts->layers.empty());
 }
 
+// Found by the GGUF fuzzer: an unsupported model's block_count sized a per-layer table, so
+// 2^31 asked for 16 GiB. A count llama.cpp would not load is unknown (0), and the blocks'
+// weights count with the output layer's.
+TEST(ModelFacts, UnsupportedModelWithAnImpossibleBlockCountIsWeighedWithoutLayers) {
+  for (const std::uint32_t blocks : {513u, 0x80000000u, 0xffffffffu}) {
+    GgufWriter w;
+    w.add("general.architecture", gguf_string("mamba2"))
+        .add("mamba2.block_count", gguf_uint32(blocks))
+        .tensor("blk.0.ssm_in.weight", {64, 4}, GgmlType::f32)
+        .tensor("token_embd.weight", {64, 10}, GgmlType::f32);
+    const auto facts = describe(w);
+    ASSERT_TRUE(facts) << facts.error().message;
+    EXPECT_FALSE(facts->supported);
+    EXPECT_EQ(facts->block_count, 0u) << blocks;
+    EXPECT_TRUE(facts->layer_weight_bytes.empty()) << blocks;
+    EXPECT_EQ(facts->weight_bytes, 2560u + 1024u) << blocks;
+    EXPECT_EQ(facts->output_weight_bytes, 1024u + 2560u) << blocks;  // + the tied output
+  }
+  GgufWriter at_limit;
+  at_limit.add("general.architecture", gguf_string("mamba2"))
+      .add("mamba2.block_count", gguf_uint32(512))
+      .tensor("token_embd.weight", {64, 10}, GgmlType::f32);
+  const auto facts = describe(at_limit);
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_EQ(facts->block_count, 512u);
+  EXPECT_EQ(facts->layer_weight_bytes.size(), 512u);
+}
+
 TEST(ModelFacts, MissingArchitectureIsAnError) {
   const auto facts = describe(GgufWriter().add("general.name", gguf_string("x")));
   ASSERT_FALSE(facts);

@@ -96,6 +96,10 @@ struct ModelFacts {
   std::uint64_t token_embedding_bytes = 0;  // token_embd.weight
   bool tied_output = false;                 // no output.weight: the token embedding is the LM head
   std::uint64_t mtp_weight_bytes = 0;       // tensors of the MTP blocks (loaded only with MTP on)
+  // The last blocks whose tensors llama.cpp never loads (nextn blocks it skips, such as
+  // glm4moe's), and those tensors' bytes: in weight_bytes, in no buffer, never read.
+  std::uint32_t unloaded_block_count = 0;
+  std::uint64_t unloaded_weight_bytes = 0;
   // Data bytes of each block's tensors ("blk.N.…"), block_count entries: what llama.cpp puts
   // on the device that block N is assigned to.
   std::vector<std::uint64_t> layer_weight_bytes;
@@ -110,10 +114,12 @@ struct ModelFacts {
     std::uint32_t file = 0;    // index of the file (shard) in the order read
     std::uint64_t offset = 0;  // data offset relative to the file's data section
     std::uint64_t bytes = 0;
-    std::int64_t layer = 0;  // block index; kTokenEmbedding; kOutputLayer (anything else)
+    // block index; kTokenEmbedding; kOutputLayer (anything else); kUnloaded
+    std::int64_t layer = 0;
   };
   static constexpr std::int64_t kTokenEmbedding = -1;
   static constexpr std::int64_t kOutputLayer = -2;
+  static constexpr std::int64_t kUnloaded = -3;  // a tensor of an unloaded block
   std::vector<TensorSpan> tensor_spans;
   std::uint32_t expert_count = 0;         // <arch>.expert_count (0 for dense models)
   std::uint32_t expert_used_count = 0;    // <arch>.expert_used_count

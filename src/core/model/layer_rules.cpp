@@ -12,8 +12,6 @@ namespace gb10tune::model::detail {
 
 namespace {
 
-constexpr std::uint32_t kMaxLayers = 512;  // LLAMA_MAX_LAYERS (src/llama-hparams.h)
-
 // How an architecture's caches are laid out; everything else about its layers (per-layer
 // head counts, key/value lengths, nextn blocks) comes from the GGUF's own keys.
 enum class Family {
@@ -453,6 +451,34 @@ Status read_ssm_sizes(const Hparams& hp, SsmSizes& ssm) {
   return {};
 }
 
+// Architectures whose nextn blocks llama.cpp 3f545be creates with TENSOR_SKIP, so that the
+// loader drops their tensors ("model has unused tensor … -- ignoring") while the blocks keep
+// a KV cache like any other (create_memory has no filter for them): glm4moe, glm4 and
+// bailingmoe2 always (src/models/glm4-moe.cpp, glm4.cpp, bailingmoe2.cpp: flags for
+// i >= n_layer()); deepseek2 and mistral4 unless the server loads MTP for draft-mtp
+// (src/models/deepseek2.cpp: mtp_flags), which launch does not plan for them.
+constexpr std::array<std::string_view, 5> kUnloadedNextnArchitectures{
+    "glm4moe", "glm4", "bailingmoe2", "deepseek2", "mistral4"};
+
+Status read_unloaded_nextn_blocks(const Hparams& hp, ModelFacts& facts) {
+  if (std::find(kUnloadedNextnArchitectures.begin(), kUnloadedNextnArchitectures.end(),
+                facts.architecture) == kUnloadedNextnArchitectures.end()) {
+    return {};
+  }
+  const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+  if (!nextn) {
+    return nextn.error();
+  }
+  if (*nextn >= facts.block_count) {
+    return hp.error("nextn_predict_layers",
+                    fmt::format("is {}, but it must be less than block_count ({}) as llama.cpp "
+                                "asserts",
+                                *nextn, facts.block_count));
+  }
+  facts.unloaded_block_count = *nextn;
+  return {};
+}
+
 // The hybrid Qwen rules (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp
 // load_arch_hparams): SSM sizes, nextn blocks, recurrent layers.
 Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>& recurrent,
@@ -613,6 +639,9 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
   }
   facts.expert_count = *n_expert;
   facts.expert_used_count = *n_expert_used;
+  if (Status s = read_unloaded_nextn_blocks(hp, facts); !s) {
+    return s;
+  }
 
   // Per-layer head counts, read before any nextn blocks are known (n_layer() = n_layer_all
   // then), so arrays hold one entry per block, MTP blocks included.
@@ -966,6 +995,8 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
   bool has_output = false;
   facts.layer_weight_bytes.assign(facts.block_count, 0);
   facts.tensor_spans.clear();
+  const std::uint64_t first_unloaded =
+      std::uint64_t{facts.block_count} - std::min(facts.unloaded_block_count, facts.block_count);
   for (std::size_t file_index = 0; file_index < files.size(); ++file_index) {
     const gguf::GgufFile* file = files[file_index];
     for (const gguf::TensorInfo& tensor : file->tensors()) {
@@ -977,13 +1008,19 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         span.bytes = tensor.bytes;
         span.layer = tensor.name == "token_embd.weight" ? ModelFacts::kTokenEmbedding
                      : owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count
-                         ? owner
+                         ? (static_cast<std::uint64_t>(owner) >= first_unloaded
+                                ? ModelFacts::kUnloaded
+                                : owner)
                          : ModelFacts::kOutputLayer;
         facts.tensor_spans.push_back(span);
       }
       ++facts.tensor_count;
       facts.parameter_count += tensor.elements;
       facts.weight_bytes += tensor.bytes;
+      if (facts.tensor_spans.back().layer == ModelFacts::kUnloaded) {
+        facts.unloaded_weight_bytes += tensor.bytes;
+        continue;
+      }
       if (tensor.name == "per_layer_token_embd.weight") {
         facts.per_layer_input_width = tensor.shape[0];
       }
@@ -1036,7 +1073,8 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
   }
   const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
   facts.bytes_read_per_token =
-      facts.weight_bytes - facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;
+      facts.weight_bytes - facts.unloaded_weight_bytes - facts.mtp_weight_bytes - embedding_read -
+      expert_main + expert_read;
 }
 
 }  // namespace gb10tune::model::detail

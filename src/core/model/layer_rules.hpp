@@ -2,6 +2,7 @@
 // recurrent state and MTP blocks (private to the model module).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -10,6 +11,9 @@
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::model::detail {
+
+// The most layers llama.cpp loads (LLAMA_MAX_LAYERS, src/llama-hparams.h).
+inline constexpr std::uint32_t kMaxLayers = 512;
 
 // The architectures apply_layer_rules knows, comma-separated, for messages.
 std::string_view supported_architectures();

@@ -25,7 +25,7 @@ bool in_scope(const LayerFacts& layer, KvScope scope) {
 }
 
 // The architecture-independent figures llama.cpp's loader reads for any model, best effort:
-// a missing or odd key leaves its field at 0.
+// a missing or odd key leaves its field at 0 (a block_count llama.cpp would not load, too).
 void fill_generic(const gguf::GgufFile& file, ModelFacts& facts) {
   const std::string& arch = facts.architecture;
   auto u32 = [&](std::string_view suffix) -> std::uint32_t {
@@ -34,7 +34,8 @@ void fill_generic(const gguf::GgufFile& file, ModelFacts& facts) {
   };
   facts.context_length = u32("context_length");
   facts.embedding_length = u32("embedding_length");
-  facts.block_count = u32("block_count");
+  const std::uint32_t blocks = u32("block_count");
+  facts.block_count = blocks <= detail::kMaxLayers ? blocks : 0;
   facts.main_layer_count = facts.block_count;
   facts.expert_count = u32("expert_count");
   facts.expert_used_count = u32("expert_used_count");

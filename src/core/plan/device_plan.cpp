@@ -207,6 +207,9 @@ namespace {
 std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& config,
                            const LayerAssignment& where) {
   const auto loaded = [&](std::int64_t layer) {
+    if (layer == model::ModelFacts::kUnloaded) {
+      return false;
+    }
     if (layer < 0 || static_cast<std::size_t>(layer) >= model.layers.size()) {
       return true;
     }

@@ -113,7 +113,8 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.runtime = runtime_memory(model, config.backend);
   plan.runtime_bytes = plan.runtime.total();
 
-  plan.weights_bytes = model.weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
+  plan.weights_bytes =
+      model.weight_bytes - model.unloaded_weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
   if (config.projector) {
     // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build):
     // -mmdev's device, else the first GPU.
@@ -330,6 +331,16 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
                  ExitCode::usage};
   }
   if (config.mtp && !model.has_mtp()) {
+    if (model.unloaded_block_count > 0) {
+      return Error{fmt::format("{}: its {} nextn block{} {} not loaded by llama.cpp for "
+                               "architecture '{}' (it skips their tensors), so draft-mtp has no "
+                               "head to draft with; drop --mtp",
+                               model.source, model.unloaded_block_count,
+                               model.unloaded_block_count == 1 ? "" : "s",
+                               model.unloaded_block_count == 1 ? "is" : "are",
+                               model.architecture),
+                   ExitCode::usage};
+    }
     return Error{fmt::format("{} has no MTP head ({}.nextn_predict_layers is 0): draft-mtp "
                              "speculative decoding needs one; drop --mtp",
                              model.source, model.architecture),

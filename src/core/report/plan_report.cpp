@@ -185,6 +185,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
                   {"recurrent_bytes_per_sequence", model.recurrent_bytes_per_sequence},
                   {"weight_bytes", model.weight_bytes},
                   {"mtp_weight_bytes", model.mtp_weight_bytes},
+                  {"unloaded_weight_bytes", model.unloaded_weight_bytes},
                   {"parameter_count", model.parameter_count},
                   {"expert_count", model.expert_count},
                   {"expert_used_count", model.expert_used_count},
@@ -315,8 +316,15 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
     }
     return out;
   }
-  row("weights", plan.weights_bytes,
-      config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)");
+  std::string weights_note =
+      config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)";
+  if (model.unloaded_weight_bytes > 0) {
+    weights_note += fmt::format("{}(without the nextn block{} llama.cpp skips: {})",
+                                weights_note.empty() ? "" : " ",
+                                model.unloaded_block_count == 1 ? "" : "s",
+                                format_bytes(model.unloaded_weight_bytes));
+  }
+  row("weights", plan.weights_bytes, weights_note);
   if (plan.projector) {
     const plan::ProjectorPlan& mm = *plan.projector;
     const std::string where = mm.device;
