@@ -1006,12 +1006,15 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         span.file = static_cast<std::uint32_t>(file_index);
         span.offset = tensor.offset;
         span.bytes = tensor.bytes;
-        span.layer = tensor.name == "token_embd.weight" ? ModelFacts::kTokenEmbedding
-                     : owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count
-                         ? (static_cast<std::uint64_t>(owner) >= first_unloaded
-                                ? ModelFacts::kUnloaded
-                                : owner)
-                         : ModelFacts::kOutputLayer;
+        const bool in_blocks = owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count;
+        if (tensor.name == "token_embd.weight") {
+          span.layer = ModelFacts::kTokenEmbedding;
+        } else if (!in_blocks) {
+          span.layer = ModelFacts::kOutputLayer;
+        } else {
+          span.layer =
+              static_cast<std::uint64_t>(owner) >= first_unloaded ? ModelFacts::kUnloaded : owner;
+        }
         facts.tensor_spans.push_back(span);
       }
       ++facts.tensor_count;
@@ -1072,9 +1075,8 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
     facts.output_weight_bytes += facts.token_embedding_bytes;  // TENSOR_DUPLICATED on its device
   }
   const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
-  facts.bytes_read_per_token =
-      facts.weight_bytes - facts.unloaded_weight_bytes - facts.mtp_weight_bytes - embedding_read -
-      expert_main + expert_read;
+  facts.bytes_read_per_token = facts.weight_bytes - facts.unloaded_weight_bytes -
+                               facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;
 }
 
 }  // namespace gb10tune::model::detail
