@@ -213,8 +213,7 @@ TEST(ArchitectureCoverage, Glm4moeNextnBlockKeepsKvButItsWeightsAreNotLoaded) {
   config.mtp = true;
   const auto mtp = make_plan(*facts, config, {});
   ASSERT_FALSE(mtp);
-  EXPECT_NE(mtp.error().message.find("1 nextn block is not loaded by llama.cpp"),
-            std::string::npos)
+  EXPECT_NE(mtp.error().message.find("1 nextn block is not loaded by llama.cpp"), std::string::npos)
       << mtp.error().message;
   // A nextn count llama.cpp asserts on is an error naming the key.
   json corrupt = description;

@@ -337,8 +337,7 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
                                "head to draft with; drop --mtp",
                                model.source, model.unloaded_block_count,
                                model.unloaded_block_count == 1 ? "" : "s",
-                               model.unloaded_block_count == 1 ? "is" : "are",
-                               model.architecture),
+                               model.unloaded_block_count == 1 ? "is" : "are", model.architecture),
                    ExitCode::usage};
     }
     return Error{fmt::format("{} has no MTP head ({}.nextn_predict_layers is 0): draft-mtp "

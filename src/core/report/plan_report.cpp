@@ -319,10 +319,9 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
   std::string weights_note =
       config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)";
   if (model.unloaded_weight_bytes > 0) {
-    weights_note += fmt::format("{}(without the nextn block{} llama.cpp skips: {})",
-                                weights_note.empty() ? "" : " ",
-                                model.unloaded_block_count == 1 ? "" : "s",
-                                format_bytes(model.unloaded_weight_bytes));
+    weights_note += fmt::format(
+        "{}(without the nextn block{} llama.cpp skips: {})", weights_note.empty() ? "" : " ",
+        model.unloaded_block_count == 1 ? "" : "s", format_bytes(model.unloaded_weight_bytes));
   }
   row("weights", plan.weights_bytes, weights_note);
   if (plan.projector) {
