@@ -674,5 +674,24 @@ TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamil
   }
 }
 
+// A corrupt header's architecture of a mebibyte: compared by its first 64 characters (the
+// fuzzer found the edit distances quadratic in it) and shown by them.
+TEST(ArchitectureCoverage, AnOverlongArchitectureNameIsRefusedFastAndShownShort) {
+  const std::string arch = "qwen3moe" + std::string(1 << 20, 'x');
+  GgufWriter w;
+  w.add("general.architecture", gguf_string(arch))
+      .tensor("token_embd.weight", {64, 100}, GgmlType::f16);
+  const auto start = std::chrono::steady_clock::now();
+  const auto facts = testing::describe(w);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(facts) << facts.error().message;
+  EXPECT_LT(elapsed, std::chrono::milliseconds(200));
+  EXPECT_FALSE(facts->supported);
+  const std::string& reason = facts->unsupported_reason;
+  EXPECT_LT(reason.size(), 600u) << reason.substr(0, 600);
+  EXPECT_NE(reason.find("… (1048584 characters)"), std::string::npos) << reason.substr(0, 600);
+  EXPECT_NE(reason.find("nearest supported: qwen3moe;"), std::string::npos) << reason;
+}
+
 }  // namespace
 }  // namespace gb10tune::plan

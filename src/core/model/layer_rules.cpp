@@ -537,12 +537,16 @@ std::string_view supported_architectures() {
   return names;
 }
 
-std::string_view nearest_supported_architecture(std::string_view architecture) {
+std::string_view nearest_supported_architecture(std::string_view full_name) {
   for (const ArchRefusal& refusal : kRefusals) {
-    if (refusal.name == architecture && !refusal.nearest.empty()) {
+    if (refusal.name == full_name && !refusal.nearest.empty()) {
       return refusal.nearest;
     }
   }
+  // llama.cpp's names are at most ~20 characters: the first 64 of a longer (corrupt) one are
+  // enough to compare, and keep the edit distances linear in the table, not in its length.
+  constexpr std::size_t kCompared = 64;
+  const std::string_view architecture = full_name.substr(0, kCompared);
   // The longest common prefix wins (a family's variants share a stem: "qwen2moe" is closest
   // to "qwen2"); ties and prefix-less names go to the smallest edit distance.
   const auto prefix = [&](std::string_view name) {
@@ -570,11 +574,18 @@ std::string_view nearest_supported_architecture(std::string_view architecture) {
     return row[name.size()];
   };
   const ArchRule* best = &kArchitectures.front();
+  std::size_t best_prefix = prefix(best->name);
+  std::size_t best_distance = distance(best->name);
   for (const ArchRule& rule : kArchitectures) {
     const std::size_t p = prefix(rule.name);
-    const std::size_t best_p = prefix(best->name);
-    if (p > best_p || (p == best_p && distance(rule.name) < distance(best->name))) {
+    if (p < best_prefix) {
+      continue;
+    }
+    const std::size_t d = distance(rule.name);
+    if (p > best_prefix || d < best_distance) {
       best = &rule;
+      best_prefix = p;
+      best_distance = d;
     }
   }
   return best->name;

@@ -104,19 +104,23 @@ Expected<ModelFacts> describe_split_model(const gguf::GgufFile& first,
         "this is a multimodal projector (mmproj) file, not a model; pass it with --mmproj";
   } else if (!detail::is_supported_architecture(facts.architecture)) {
     const std::string_view why = detail::refusal_reason(facts.architecture);
+    // A corrupt header may hold a name of any length: messages show its first 64 characters.
+    constexpr std::size_t kShown = 64;
+    const std::string shown = facts.architecture.size() <= kShown
+                                  ? facts.architecture
+                                  : facts.architecture.substr(0, kShown) +
+                                        fmt::format("… ({} characters)", facts.architecture.size());
     facts.unsupported_reason =
-        why.empty()
-            ? fmt::format(
-                  "architecture '{}' is not one gb10tune knows, nor one llama.cpp "
-                  "3f545be implements (nearest supported: {}; the supported ones are "
-                  "listed in docs/memory-plan.md); its KV cache and state sizes would "
-                  "be guesses, so it is not planned as any of them",
-                  facts.architecture, detail::nearest_supported_architecture(facts.architecture))
-            : fmt::format(
-                  "architecture '{}' is not supported: {} (nearest supported: {}; the "
-                  "supported ones are listed in docs/memory-plan.md)",
-                  facts.architecture, why,
-                  detail::nearest_supported_architecture(facts.architecture));
+        why.empty() ? fmt::format(
+                          "architecture '{}' is not one gb10tune knows, nor one llama.cpp "
+                          "3f545be implements (nearest supported: {}; the supported ones are "
+                          "listed in docs/memory-plan.md); its KV cache and state sizes would "
+                          "be guesses, so it is not planned as any of them",
+                          shown, detail::nearest_supported_architecture(facts.architecture))
+                    : fmt::format(
+                          "architecture '{}' is not supported: {} (nearest supported: {}; the "
+                          "supported ones are listed in docs/memory-plan.md)",
+                          shown, why, detail::nearest_supported_architecture(facts.architecture));
   } else {
     if (Status rules = detail::apply_layer_rules(file, facts); !rules) {
       return rules.error();
