@@ -224,6 +224,50 @@ TEST(ArchitectureCoverage, Glm4moeNextnBlockKeepsKvButItsWeightsAreNotLoaded) {
       << refused.error().message;
 }
 
+// The input layer (llama-arch.cpp: LLM_TENSOR_LAYER_INPUT) stays in host memory whatever
+// -ngl says: starcoder's learned positions and gemma3n's per-layer token embeddings with the
+// token embeddings. They are row lookups, not read whole per token.
+TEST(ArchitectureCoverage, InputLayerTensorsStayOnTheHostAndAreLookups) {
+  const json fixture = load_fixture();
+  const std::map<std::string, std::vector<std::string>> input{
+      {"starcoder", {"token_embd.weight", "position_embd.weight"}},
+      {"gemma3n", {"token_embd.weight", "per_layer_token_embd.weight"}}};
+  for (const auto& [arch, names] : input) {
+    SCOPED_TRACE(arch);
+    const json& description = fixture.at("models").at(arch);
+    const auto facts = testing::describe(header_of(description));
+    ASSERT_TRUE(facts) << facts.error().message;
+    std::uint64_t expected = 0;
+    for (const auto& tensor : description.at("tensors")) {
+      if (std::find(names.begin(), names.end(), tensor.at(0).get<std::string>()) != names.end()) {
+        std::uint64_t elements = 1;
+        for (const auto& n : tensor.at(1)) {
+          elements *= n.get<std::uint64_t>();
+        }
+        expected += elements * 4;  // f32
+      }
+    }
+    EXPECT_GT(expected, facts->token_embedding_bytes);
+    EXPECT_EQ(facts->input_weight_bytes, expected);
+    PlanConfig config;
+    config.ctx_total = 8192;
+    config.backend = PlanBackend::cuda;
+    config.gpu_layers = 99;
+    PlanBudget one_gpu;
+    one_gpu.mem_available = 64ull << 30;
+    one_gpu.gpus.push_back({"CUDA0", "a 24 GB card", 24ull << 30, kDefaultGpuReserveBytes});
+    const auto plan = make_plan(*facts, config, one_gpu);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_TRUE(plan->devices);
+    EXPECT_EQ(plan->devices->host.weights_bytes, expected);
+    // Tied output: the LM head reads token_embd whole; the other lookups read one row.
+    ASSERT_TRUE(facts->tied_output);
+    EXPECT_EQ(facts->bytes_read_per_token, facts->weight_bytes -
+                                               (expected - facts->token_embedding_bytes) -
+                                               facts->unloaded_weight_bytes);
+  }
+}
+
 TEST(ArchitectureCoverage, DeepseekWithoutMlaKeysCachesKAndVLikePlainAttention) {
   GgufWriter w;
   w.add("general.architecture", gguf_string("deepseek2"))

@@ -94,8 +94,11 @@ struct ModelFacts {
   std::uint64_t parameter_count = 0;        // elements of every tensor in this file
   std::uint64_t weight_bytes = 0;           // data bytes of every tensor (not the file size)
   std::uint64_t token_embedding_bytes = 0;  // token_embd.weight
-  bool tied_output = false;                 // no output.weight: the token embedding is the LM head
-  std::uint64_t mtp_weight_bytes = 0;       // tensors of the MTP blocks (loaded only with MTP on)
+  // The input layer's tensors (token_embd, position_embd, token_types, per_layer_token_embd:
+  // LLM_TENSOR_LAYER_INPUT): row lookups that llama.cpp keeps in host memory.
+  std::uint64_t input_weight_bytes = 0;
+  bool tied_output = false;            // no output.weight: the token embedding is the LM head
+  std::uint64_t mtp_weight_bytes = 0;  // tensors of the MTP blocks (loaded only with MTP on)
   // The last blocks whose tensors llama.cpp never loads (nextn blocks it skips, such as
   // glm4moe's), and those tensors' bytes: in weight_bytes, in no buffer, never read.
   std::uint32_t unloaded_block_count = 0;
@@ -114,10 +117,10 @@ struct ModelFacts {
     std::uint32_t file = 0;    // index of the file (shard) in the order read
     std::uint64_t offset = 0;  // data offset relative to the file's data section
     std::uint64_t bytes = 0;
-    // block index; kTokenEmbedding; kOutputLayer (anything else); kUnloaded
+    // block index; kInputLayer; kOutputLayer (anything else); kUnloaded
     std::int64_t layer = 0;
   };
-  static constexpr std::int64_t kTokenEmbedding = -1;
+  static constexpr std::int64_t kInputLayer = -1;
   static constexpr std::int64_t kOutputLayer = -2;
   static constexpr std::int64_t kUnloaded = -3;  // a tensor of an unloaded block
   std::vector<TensorSpan> tensor_spans;

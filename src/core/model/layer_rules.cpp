@@ -992,6 +992,18 @@ std::int64_t block_index(std::string_view name) {
   return i < name.size() && name[i] == '.' ? index : -1;
 }
 
+// The input layer's tensors (llama-arch.cpp: LLM_TENSOR_LAYER_INPUT with GGML_OP_GET_ROWS):
+// the loader puts them in the CPU's buffers whatever -ngl says.
+bool is_input_layer(std::string_view name) {
+  for (const std::string_view stem :
+       {"token_embd.", "position_embd.", "token_types.", "per_layer_token_embd."}) {
+    if (name.starts_with(stem)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Routed expert tensors: ffn_gate_exps, ffn_up_exps, ffn_down_exps, ffn_gate_up_exps (their
 // weights, biases and scales); shared experts are *_shexp and always run.
 bool is_routed_expert(std::string_view name) {
@@ -1018,8 +1030,8 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         span.offset = tensor.offset;
         span.bytes = tensor.bytes;
         const bool in_blocks = owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count;
-        if (tensor.name == "token_embd.weight") {
-          span.layer = ModelFacts::kTokenEmbedding;
+        if (is_input_layer(tensor.name)) {
+          span.layer = ModelFacts::kInputLayer;
         } else if (!in_blocks) {
           span.layer = ModelFacts::kOutputLayer;
         } else {
@@ -1045,9 +1057,12 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         has_output = true;
       }
       const std::int64_t block = block_index(tensor.name);
-      if (block >= 0 && static_cast<std::uint64_t>(block) < facts.layer_weight_bytes.size()) {
+      if (facts.tensor_spans.back().layer == ModelFacts::kInputLayer) {
+        facts.input_weight_bytes += tensor.bytes;
+      } else if (block >= 0 &&
+                 static_cast<std::uint64_t>(block) < facts.layer_weight_bytes.size()) {
         facts.layer_weight_bytes[static_cast<std::size_t>(block)] += tensor.bytes;
-      } else if (tensor.name != "token_embd.weight") {
+      } else {
         facts.output_weight_bytes += tensor.bytes;
       }
       const bool mtp = block >= 0 && facts.mtp_layer_count > 0 &&
@@ -1085,9 +1100,11 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
   if (facts.tied_output) {
     facts.output_weight_bytes += facts.token_embedding_bytes;  // TENSOR_DUPLICATED on its device
   }
-  const std::uint64_t embedding_read = facts.tied_output ? 0 : facts.token_embedding_bytes;
+  // The input layer is a row lookup per token, unless token_embd doubles as the LM head.
+  const std::uint64_t lookups =
+      facts.input_weight_bytes - (facts.tied_output ? facts.token_embedding_bytes : 0);
   facts.bytes_read_per_token = facts.weight_bytes - facts.unloaded_weight_bytes -
-                               facts.mtp_weight_bytes - embedding_read - expert_main + expert_read;
+                               facts.mtp_weight_bytes - lookups - expert_main + expert_read;
 }
 
 }  // namespace gb10tune::model::detail

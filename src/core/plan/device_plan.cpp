@@ -216,7 +216,7 @@ std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& con
     return !model.layers[static_cast<std::size_t>(layer)].mtp || config.mtp;
   };
   const auto on_cpu = [&](std::int64_t layer) {
-    if (layer == model::ModelFacts::kTokenEmbedding) {
+    if (layer == model::ModelFacts::kInputLayer) {
       return true;
     }
     if (layer == model::ModelFacts::kOutputLayer) {
@@ -297,7 +297,7 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     }
   }
   HostPart& host = out.host;
-  host.weights_bytes = model.token_embedding_bytes;  // the input layer stays on the CPU
+  host.weights_bytes = model.input_weight_bytes;  // the input layer stays on the CPU
   for (std::uint32_t il = 0; il < n_layer_all; ++il) {
     const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
     const bool loaded = layer == nullptr || !layer->mtp || config.mtp;

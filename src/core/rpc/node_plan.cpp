@@ -96,7 +96,7 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   std::vector<bool> device_used(devices.size(), false);
   bool head_cpu_layers = false;
   NodePart& head_part = out.nodes[head_index];
-  head_part.weights_bytes = model.token_embedding_bytes;
+  head_part.weights_bytes = model.input_weight_bytes;  // the input layer: the head's CPU
   for (std::uint32_t il = 0; il < n_layer_all; ++il) {
     const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
     const bool loaded = layer == nullptr || !layer->mtp || config.mtp;
