@@ -61,6 +61,10 @@ struct ModelFacts {
   // Multi-head latent attention (deepseek2 with key_length_mla): the cache keeps only K, the
   // compressed latent plus the RoPE part, and no V (v_width is 0 on every layer).
   bool mla = false;
+  // With MLA: kv_lora_rank (the latent's width: V's rows in the cache) and key_length_mla
+  // (each head's Q width before the latent absorbs its non-RoPE part).
+  std::uint32_t mla_latent_width = 0;
+  std::uint32_t mla_q_width = 0;
 
   std::uint32_t recurrent_layer_count = 0;  // main-stack layers with recurrent state
   std::uint64_t conv_state_width = 0;  // n_embd_r(): f32 values of rolling (conv) state per layer

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/model/model_facts.hpp"
 
 namespace gb10tune::plan {
@@ -28,14 +29,16 @@ enum class PlanBackend { cpu, cuda };
 
 // The graph a context reserves, as far as its size is concerned.
 struct GraphShape {
-  std::uint32_t slots = 1;            // n_seq_max
-  std::uint32_t ubatch = 512;         // -ub
-  std::uint32_t batch = 2048;         // -b
-  std::uint64_t n_ctx = 0;            // the context's cells (after padding)
-  std::uint64_t full_cells = 0;       // n_kv of the full-attention layers (cells per stream)
-  std::uint64_t swa_cells = 0;        // n_kv of the sliding-window layers
-  bool flash_attention = true;        // -fa on
-  std::uint32_t outputs_max = 1;      // n_outputs_max of the context
+  std::uint32_t slots = 1;       // n_seq_max
+  std::uint32_t ubatch = 512;    // -ub
+  std::uint32_t batch = 2048;    // -b
+  std::uint64_t n_ctx = 0;       // the context's cells (after padding)
+  std::uint64_t full_cells = 0;  // n_kv of the full-attention layers (cells per stream)
+  std::uint64_t swa_cells = 0;   // n_kv of the sliding-window layers
+  std::uint32_t streams = 1;     // KV streams (1 with -kvu, else n_seq_max)
+  gguf::GgmlType cache_k = gguf::GgmlType::f16;  // -ctk: MLA's V is a view of the K cache
+  bool flash_attention = true;                   // -fa on
+  std::uint32_t outputs_max = 1;                 // n_outputs_max of the context
   std::uint32_t state_snapshots = 1;  // 1 + n_rs_seq: recurrent states the delta-net op writes
 };
 

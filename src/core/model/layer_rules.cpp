@@ -827,6 +827,14 @@ Status apply_layer_rules(const gguf::GgufFile& file, ModelFacts& facts) {
                         "come together); llama.cpp asserts on this file");
       }
       facts.mla = *k_mla != 0;
+      if (facts.mla) {
+        const auto latent = hp.u32("attention.kv_lora_rank");
+        if (!latent) {
+          return latent.error();
+        }
+        facts.mla_latent_width = *latent;
+        facts.mla_q_width = *k_mla;
+      }
       break;
     }
     case Family::qwen_hybrid: {

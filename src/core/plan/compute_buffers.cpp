@@ -163,6 +163,35 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
     const std::uint64_t attn_out = std::uint64_t{layer.head_count} * head_v * tokens * kF32;
     const std::uint64_t gate = rule.q_gate ? attn_out : 0;
     const std::uint64_t cells = layer.sliding_window ? shape.swa_cells : shape.full_cells;
+    if (model.mla && model.mla_latent_width < head_k) {
+      // deepseek2.cpp with MLA, per head and token: q (key_length_mla wide), its RoPE part
+      // roped into a tensor of its own, the non-RoPE part absorbed into the latent (kv_lora
+      // wide), then Qcur = concat(absorbed, roped): latent + RoPE. q is freed before Qcur is
+      // placed, but its block is too small for Qcur, so it stays a hole under it: all four
+      // count. Flash attention then writes a latent-wide output per head (after Qcur's
+      // inputs are freed); without it the scores come on top, and build_attn_mha copies V,
+      // a view of the K cache, into a contiguous transposed tensor (cells × latent per
+      // stream, K's type): it lands in the largest block freed by then (Qcur's, or its
+      // inputs', latent + RoPE wide per head) when it fits, else on top. CPU build 3f545be,
+      // 4-128 heads of DeepSeek-V3's sizes: 1344 values per head and token, the slope of
+      // every run; the V copy on top at 4 heads (8 and 16 MiB) and 8 heads (16 MiB), inside
+      // a hole at 8 heads (8 MiB) and more.
+      const std::uint64_t rope = head_k - model.mla_latent_width;
+      const std::uint64_t heads = std::uint64_t{layer.head_count} * tokens * kF32;
+      const std::uint64_t q_chain =
+          (model.mla_q_width + rope + model.mla_latent_width + head_k) * heads;
+      if (shape.flash_attention) {
+        peak.offer(resid + norm + q_chain, "MLA attention (flash)");
+      } else {
+        const std::uint64_t kq = cells * heads;
+        const std::uint64_t v_row = gguf::ggml_bytes(shape.cache_k, model.mla_latent_width)
+                                        .value_or(std::uint64_t{model.mla_latent_width} * 2);
+        const std::uint64_t v_copy = cells * shape.streams * v_row;
+        const std::uint64_t v_extra = v_copy <= head_k * heads ? 0 : v_copy;
+        peak.offer(resid + q_chain + kq + v_extra, "MLA attention scores (KQ)");
+      }
+      continue;
+    }
     if (shape.flash_attention) {
       // build_attn_mha, flash path: Q, K, V projections, then the f32 attention output.
       peak.offer(resid + std::max(norm + q_all + kv, q_all + gate + attn_out), "attention (flash)");

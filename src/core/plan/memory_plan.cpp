@@ -91,6 +91,8 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   shape.n_ctx = plan.n_ctx;
   shape.full_cells = plan.full_cells;
   shape.swa_cells = plan.swa_cells;
+  shape.streams = plan.streams;
+  shape.cache_k = config.cache_k;
   shape.flash_attention = config.flash_attention;
   // llama_context: n_batch = min(n_ctx, -b) for causal models.
   const auto n_batch =
