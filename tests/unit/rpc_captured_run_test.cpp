@@ -83,12 +83,13 @@ double rpc_percent(std::uint64_t planned, std::uint64_t measured) {
          static_cast<double>(planned) * 100.0;
 }
 
-TEST(RpcCapturedRun, TheRunServedACompletionAndLeftNothingRunning) {
+TEST(RpcCapturedRun, TheRunServedAChatCompletionAndLeftNothingRunning) {
   const json run = captured_rpc_run();
   EXPECT_TRUE(run.at("ok").get<bool>());
   EXPECT_TRUE(run.at("left_running").empty());
-  EXPECT_EQ(run.at("completion").at("status"), 200);
-  EXPECT_GT(run.at("completion").at("tokens_predicted").get<int>(), 0);
+  EXPECT_EQ(run.at("chat_completion").at("status"), 200);
+  EXPECT_EQ(run.at("chat_completion").at("completion_tokens").get<int>(), 16);
+  EXPECT_FALSE(run.at("chat_completion").at("content").get<std::string>().empty());
   EXPECT_EQ(run.at("steps").at("verify").at("exit"), 0);
   EXPECT_EQ(run.at("steps").at("stop").at("exit"), 0);
 }
