@@ -256,6 +256,18 @@ TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
            Case{{"launch", "--dry-run", "--model", model, "--", "--draft-max", "4"},
                 "has been removed"},
            Case{{"launch", "--dry-run", "--model", model, "--", "-bs"}, "K6"},
+           // Memory options the command leaves at llama.cpp's default: the plan would not know.
+           Case{{"launch", "--dry-run", "--model", model, "--", "-ctk", "q8_0"},
+                "extra argument -ctk changes the K cache type, which the memory plan takes from "
+                "launch's own --cache-type-k"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "--ubatch-size=1024"},
+                "launch's own --ubatch"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "-b", "4096"},
+                "the plan assumes llama-server's default 2048"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "-ot", "exps=CPU"},
+                "changes where tensors are placed, which the memory plan does not follow"},
+           Case{{"launch", "--dry-run", "--model", model, "--", "-nkvo"},
+                "where the KV cache lives"},
            Case{{"launch", "--dry-run", "--model", "/nonexistent/x.gguf"}, "/nonexistent/x.gguf"},
            Case{{"launch", "--dry-run", "--model", truncated}, "t.gguf"},
            Case{{"launch", "--dry-run", "--model", model, "--cache-type-k", "q4_K"}, "q4_K"},
@@ -268,6 +280,19 @@ TEST(CliLaunch, BadInputIsAUsageErrorNamingTheThing) {
     EXPECT_EQ(result.exit_code, 2) << c.expect << ": " << result.err;
     EXPECT_NE(result.err.find(c.expect), std::string::npos) << result.err;
   }
+}
+
+TEST(CliLaunch, ForceGoesOnWithAnUnplannedMemoryOptionAsAWarning) {
+  testing::TempDir dir;
+  const std::string model = write_report_model(dir, "m.gguf");
+  const auto result = run_with_stand_in(
+      "gb10", {"launch", "--dry-run", "--force", "--model", model, "--", "-ot", "exps=CPU"}, {});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("extra argument -ot changes where tensors are placed"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("(going on: --force)"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("-ot exps=CPU"), std::string::npos) << result.out;
 }
 
 TEST(CliLaunch, CommandLineValuesAreCheckedLikeProfileValues) {
