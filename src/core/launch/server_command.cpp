@@ -186,6 +186,9 @@ constexpr std::array kMemoryOptions{
     UnplannedOption{"override-tensor", "where tensors are placed", ""},
     UnplannedOption{"cpu-moe", "where the experts' weights are placed", ""},
     UnplannedOption{"n-cpu-moe", "where the experts' weights are placed", ""},
+    UnplannedOption{"split-mode", "how the model is split across GPUs (the plan splits by layer)",
+                    ""},
+    UnplannedOption{"main-gpu", "which GPU holds the model with --split-mode none or row", ""},
     UnplannedOption{"cache-type-k-draft", "the draft context's K cache type", ""},
     UnplannedOption{"cache-type-v-draft", "the draft context's V cache type", ""},
 };
