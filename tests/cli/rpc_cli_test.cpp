@@ -10,6 +10,7 @@
 #include "gb10tune/platform/tcp_connection.hpp"
 #include "gb10tune/rpc/rpc_protocol.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 
 namespace gb10tune::testing {
@@ -39,7 +40,7 @@ struct RpcFixture {
 
 TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
   RpcFixture f;
-  const std::string port = "50161";
+  const std::string port = std::to_string(free_tcp_port());
   f.started_ports.push_back(port);
   auto started = f.rpc({"start", "--port", port, "--server-bin", f.bin, "--cache", "--json"});
   ASSERT_EQ(started.exit_code, 0) << started.out << started.out;
@@ -52,14 +53,15 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
   EXPECT_TRUE(contains(started.out, "removed GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << started.out;
 
   const auto record = read_text(f.dir.path() / "record.txt");
-  EXPECT_TRUE(contains(record, "arg -H\narg 127.0.0.1\narg -p\narg 50161\narg -c\n")) << record;
+  EXPECT_TRUE(contains(record, "arg -H\narg 127.0.0.1\narg -p\narg " + port + "\narg -c\n"))
+      << record;
   EXPECT_FALSE(contains(record, "GGML_CUDA_ENABLE_UNIFIED_MEMORY")) << record;
-  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.pid"));
-  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.log"));
+  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / ("rpc-" + port + ".pid")));
+  EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "gb10tune" / ("rpc-" + port + ".log")));
 
   auto again = f.rpc({"start", "--port", port, "--server-bin", f.bin});
   EXPECT_EQ(again.exit_code, 1) << again.out;
-  EXPECT_TRUE(contains(again.out, "already runs on port 50161")) << again.out;
+  EXPECT_TRUE(contains(again.out, "already runs on port " + port)) << again.out;
 
   auto status = f.rpc({"status", "--port", port});
   EXPECT_EQ(status.exit_code, 0) << status.out;
@@ -70,7 +72,7 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
   auto stopped = f.rpc({"stop", "--port", port});
   EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
   EXPECT_FALSE(process_alive(pid));
-  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50161.pid"));
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / ("rpc-" + port + ".pid")));
 
   auto after = f.rpc({"status", "--port", port});
   EXPECT_EQ(after.exit_code, 1);
@@ -82,10 +84,10 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
 // once; once the client has gone it asks again.
 TEST(CliRpc, StatusDoesNotAskAWorkerThatServesAClient) {
   RpcFixture f;
-  const std::string port = "50165";
+  const std::string port = std::to_string(free_tcp_port());
   f.started_ports.push_back(port);
   ASSERT_EQ(f.rpc({"start", "--port", port, "--server-bin", f.bin}).exit_code, 0);
-  const auto log = f.dir.path() / "gb10tune" / "rpc-50165.log";
+  const auto log = f.dir.path() / "gb10tune" / ("rpc-" + port + ".log");
   const auto wait_for = [&](const std::string& text, std::size_t count) {
     for (int i = 0; i < 100; ++i) {
       const std::string now = read_text(log);
@@ -113,7 +115,7 @@ TEST(CliRpc, StatusDoesNotAskAWorkerThatServesAClient) {
   }();
   {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    auto head = platform::TcpConnection::connect("127.0.0.1", 50165, deadline);
+    auto head = platform::TcpConnection::connect("127.0.0.1", std::stoi(port), deadline);
     ASSERT_TRUE(head) << head.error().message;
     ASSERT_TRUE(head->send_all(rpc::encode_hello(), deadline));
     ASSERT_TRUE(head->receive_exact(8 + rpc::kHelloAnswerSize, deadline));
@@ -152,15 +154,16 @@ TEST(CliRpc, MissingBinaryIsAUsageError) {
 
 TEST(CliRpc, AWorkerOfAnotherProtocolVersionIsRefusedAndStopped) {
   RpcFixture f;
-  f.started_ports.push_back("50164");
+  const std::string port = std::to_string(free_tcp_port());
+  f.started_ports.push_back(port);
   auto refused =
-      f.rpc({"start", "--port", "50164", "--server-bin", f.bin}, {"STANDIN_RPC_VERSION=4.0.0"});
+      f.rpc({"start", "--port", port, "--server-bin", f.bin}, {"STANDIN_RPC_VERSION=4.0.0"});
   EXPECT_EQ(refused.exit_code, 5) << refused.out;
   EXPECT_TRUE(contains(refused.out, "speaks RPC protocol 4.0.0")) << refused.out;
   EXPECT_TRUE(contains(refused.out, "5.1.0")) << refused.out;
-  auto status = f.rpc({"status", "--port", "50164"});
+  auto status = f.rpc({"status", "--port", port});
   EXPECT_EQ(status.exit_code, 1) << status.out;
-  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / "rpc-50164.pid"));
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" / ("rpc-" + port + ".pid")));
 }
 
 }  // namespace
