@@ -627,6 +627,52 @@ TEST(CliLaunchCommand, ConfigIniThatBreaksARuleIsRefused) {
   EXPECT_NE(result.out.find("K6"), std::string::npos) << result.out;
 }
 
+// Memory options the command leaves at llama.cpp's default, set from outside: a variable is
+// taken out (the plan sized the default), a config.ini entry stops the launch (launch cannot
+// edit the file), --force goes on with a warning.
+TEST(CliLaunchCommand, MemoryOptionsFromTheEnvironmentOrConfigIniDoNotReachTheServer) {
+  ModelsFolder f;
+  platform::Environment env;
+  env.set("LLAMA_ARG_CACHE_TYPE_K", "q8_0");
+  env.set("LLAMA_ARG_UBATCH", "1024");
+  env.set("LLAMA_ARG_THREADS", "8");
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          env);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  const auto removed = doc["environment"]["removed"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(removed.begin(), removed.end(), "LLAMA_ARG_CACHE_TYPE_K"), removed.end())
+      << doc["environment"].dump(2);
+  EXPECT_NE(std::find(removed.begin(), removed.end(), "LLAMA_ARG_UBATCH"), removed.end())
+      << doc["environment"].dump(2);
+  EXPECT_EQ(std::find(removed.begin(), removed.end(), "LLAMA_ARG_THREADS"), removed.end());
+  EXPECT_NE(doc["environment"].dump().find("launch's own --cache-type-k"), std::string::npos)
+      << doc["environment"].dump(2);
+
+  testing::TempDir root;
+  std::filesystem::copy(testing::sysroot_fixture("gb10"), root.path(),
+                        std::filesystem::copy_options::recursive);
+  root.write("etc/llama.cpp/config.ini", "[*]\nthreads = 4\noverride-tensor = exps=CPU\n");
+  const std::vector<std::string> args{"--sysroot",      root.path().string(),
+                                      "launch",         "--dry-run",
+                                      "--model",        f.model,
+                                      "--llama-server", testing::stand_in_server_path().string()};
+  const auto refused = testing::run_binary(args, {"-u", "XDG_CONFIG_HOME", "-u", "HOME"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("override-tensor = exps=CPU (/etc/llama.cpp/config.ini:3) changes "
+                             "where tensors are placed"),
+            std::string::npos)
+      << refused.out;
+  std::vector<std::string> forced = args;
+  forced.insert(forced.begin() + 3, "--force");
+  const auto went_on = testing::run_binary(forced, {"-u", "XDG_CONFIG_HOME", "-u", "HOME"});
+  EXPECT_EQ(went_on.exit_code, 0) << went_on.out;
+  EXPECT_NE(went_on.out.find("(going on: --force)"), std::string::npos) << went_on.out;
+}
+
 TEST(CliLaunchCommand, OldBuildIsAdaptedOrRefusedByName) {
   ModelsFolder f;
   testing::TempDir bin;

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "gb10tune/launch/memory_options.hpp"
 #include "gb10tune/server/settings.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -106,6 +107,17 @@ Expected<ChildEnvironment> prepare_child_environment(const platform::Environment
                              "K16"});
       continue;
     }
+    if (const MemoryOption* memory = find_memory_option(spec->key())) {
+      // The plan sized llama.cpp's default for it: the variable would make the server hold
+      // something else.
+      out.env.unset(name);
+      out.changes.push_back(
+          {name, value, ChangeAction::removed,
+           fmt::format("would set {}: it {}{}", flag, memory_option_reason(*memory),
+                       memory->own_option.empty() ? "" : " (give it there)"),
+           "K16"});
+      continue;
+    }
     server::SettingInputs with_var;
     with_var.argv = argv;
     with_var.env.set(name, value);
@@ -136,6 +148,17 @@ Expected<ChildEnvironment> prepare_child_environment(const platform::Environment
       continue;
     }
     const auto* cli = from_command_line(planned_settings, key);
+    if (const MemoryOption* memory = cli ? nullptr : find_memory_option(key)) {
+      auto message = fmt::format(
+          "a llama.cpp config.ini entry breaks the memory plan: {} = {} ({}) {}; remove that "
+          "entry{}",
+          key, value.value, value.origin, memory_option_reason(*memory),
+          memory->own_option.empty() ? "" : fmt::format(" and use {}", memory->own_option));
+      if (!force) {
+        return Error{std::move(message), ExitCode::usage};
+      }
+      out.warnings.push_back(message + " (going on: --force)");
+    }
     out.changes.push_back({value.origin, fmt::format("{} = {}", key, value.value),
                            cli ? ChangeAction::overridden : ChangeAction::applies,
                            cli ? fmt::format("the command line sets {} {}", key, cli->value)

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <string_view>
 
+#include "gb10tune/launch/memory_options.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::launch {
@@ -163,42 +162,6 @@ std::vector<const server::FlagSpec*> planned_specs(const ServerCommand& out,
   return specs;
 }
 
-// llama-server options that change what the memory plan sizes but that the command leaves
-// at llama.cpp's default, so that the planned-option check above does not see them: each
-// with launch's own option for it, or none where the plan assumes the default.
-struct UnplannedOption {
-  std::string_view key;         // FlagSpec::key()
-  std::string_view what;        // what it changes
-  std::string_view own_option;  // launch's option that sets it; empty: none
-};
-constexpr std::array kMemoryOptions{
-    UnplannedOption{"cache-type-k", "the K cache type", "--cache-type-k"},
-    UnplannedOption{"cache-type-v", "the V cache type", "--cache-type-v"},
-    UnplannedOption{"ubatch-size", "the physical batch (it sizes the compute buffers)", "--ubatch"},
-    UnplannedOption{"swa-full", "the sliding-window cache size", "--swa-full"},
-    UnplannedOption{"kv-unified", "the KV streams", "--kvu or --no-kvu"},
-    UnplannedOption{"batch-size",
-                    "the logical batch (it sizes the output buffer; the plan assumes "
-                    "llama-server's default 2048)",
-                    ""},
-    UnplannedOption{"kv-offload", "where the KV cache lives", ""},
-    UnplannedOption{"no-kv-offload", "where the KV cache lives", ""},  // older builds' key
-    UnplannedOption{"override-tensor", "where tensors are placed", ""},
-    UnplannedOption{"cpu-moe", "where the experts' weights are placed", ""},
-    UnplannedOption{"n-cpu-moe", "where the experts' weights are placed", ""},
-    UnplannedOption{"split-mode", "how the model is split across GPUs (the plan splits by layer)",
-                    ""},
-    UnplannedOption{"main-gpu", "which GPU holds the model with --split-mode none or row", ""},
-    UnplannedOption{"cache-type-k-draft", "the draft context's K cache type", ""},
-    UnplannedOption{"cache-type-v-draft", "the draft context's V cache type", ""},
-};
-
-const UnplannedOption* unplanned_memory_option(std::string_view key) {
-  const auto* found = std::find_if(kMemoryOptions.begin(), kMemoryOptions.end(),
-                                   [&](const UnplannedOption& o) { return o.key == key; });
-  return found == kMemoryOptions.end() ? nullptr : &*found;
-}
-
 void add_extra_args(Builder& b, const std::vector<std::string>& extra,
                     const server::ServerFlags& flags) {
   if (extra.empty()) {
@@ -223,15 +186,11 @@ void add_extra_args(Builder& b, const std::vector<std::string>& extra,
           fmt::format("extra argument {} overrides the planned {}, and the memory plan "
                       "would not know; set it through launch's own option instead",
                       arg, spec->names.back()));
-    } else if (const UnplannedOption* memory = unplanned_memory_option(spec->key())) {
-      b.refuse(memory->own_option.empty()
-                   ? fmt::format("extra argument {} changes {}, which the memory plan does not "
-                                 "follow; drop it (--force starts it with a plan that does not "
-                                 "know)",
-                                 arg, memory->what)
-                   : fmt::format("extra argument {} changes {}, which the memory plan takes "
-                                 "from launch's own {}; give it there instead",
-                                 arg, memory->what, memory->own_option));
+    } else if (const MemoryOption* memory = find_memory_option(spec->key())) {
+      b.refuse(fmt::format("extra argument {} {}; {}", arg, memory_option_reason(*memory),
+                           memory->own_option.empty()
+                               ? "drop it (--force starts it with a plan that does not know)"
+                               : "give it there instead"));
     } else if (b.out().mtp && spec->key() == "backend-sampling") {
       b.refuse(
           fmt::format("extra argument {} together with MTP: decode −57%, prefill −87% in "
