@@ -587,6 +587,18 @@ TEST(CliLaunchCommand, SettingsLayersAndTheirSources) {
   EXPECT_NE(broken.err.find("config.json:2:"), std::string::npos) << broken.err;
 }
 
+// launch --dry-run --json for `model` with the stand-in's --help and `env` on the gb10 sysroot;
+// null (and a failure) when it does not exit 0.
+json dry_run_json_with_env(const std::string& model, const platform::Environment& env) {
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          env);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return result.exit_code == 0 ? json::parse(result.out) : json();
+}
+
 TEST(CliLaunchCommand, EnvironmentIsCleanedAndSaysSo) {
   ModelsFolder f;
   platform::Environment env;
@@ -594,13 +606,8 @@ TEST(CliLaunchCommand, EnvironmentIsCleanedAndSaysSo) {
   env.set("LLAMA_ARG_CTX_SIZE", "4096");
   env.set("LLAMA_ARG_BACKEND_SAMPLING", "1");
   env.set("LLAMA_ARG_THREADS", "8");
-  const auto result =
-      testing::run_cli_on("gb10",
-                          {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server",
-                           testing::stand_in_server_path().string()},
-                          env);
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  const json doc = json::parse(result.out);
+  const json doc = dry_run_json_with_env(f.model, env);
+  ASSERT_FALSE(doc.is_null());
   EXPECT_EQ(doc["environment"]["removed"].get<std::vector<std::string>>(),
             (std::vector<std::string>{"GGML_CUDA_ENABLE_UNIFIED_MEMORY",
                                       "LLAMA_ARG_BACKEND_SAMPLING", "LLAMA_ARG_CTX_SIZE"}));
@@ -636,13 +643,8 @@ TEST(CliLaunchCommand, MemoryOptionsFromTheEnvironmentOrConfigIniDoNotReachTheSe
   env.set("LLAMA_ARG_CACHE_TYPE_K", "q8_0");
   env.set("LLAMA_ARG_UBATCH", "1024");
   env.set("LLAMA_ARG_THREADS", "8");
-  const auto result =
-      testing::run_cli_on("gb10",
-                          {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server",
-                           testing::stand_in_server_path().string()},
-                          env);
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  const json doc = json::parse(result.out);
+  const json doc = dry_run_json_with_env(f.model, env);
+  ASSERT_FALSE(doc.is_null());
   const auto removed = doc["environment"]["removed"].get<std::vector<std::string>>();
   EXPECT_NE(std::find(removed.begin(), removed.end(), "LLAMA_ARG_CACHE_TYPE_K"), removed.end())
       << doc["environment"].dump(2);

@@ -41,4 +41,22 @@ GgufWriter captured_header(const nlohmann::json& description) {
   return w;
 }
 
+plan::PlanConfig captured_plan_config(const nlohmann::json& config) {
+  plan::PlanConfig out;
+  out.ctx_total = config.at("ctx").get<std::uint64_t>();
+  out.slots = config.at("slots").get<std::uint32_t>();
+  out.kv_unified = config.at("kvu").get<bool>();
+  out.flash_attention = config.at("fa").get<bool>();
+  out.ubatch = config.at("ubatch").get<std::uint32_t>();
+  out.cache_ram_bytes = 0;
+  out.overhead_bytes = 0;
+  if (config.value("backend", std::string("cpu")) == "cuda") {
+    out.backend = plan::PlanBackend::cuda;
+  }
+  if (config.contains("ngl")) {
+    out.gpu_layers = config.at("ngl").get<std::uint32_t>();
+  }
+  return out;
+}
+
 }  // namespace gb10tune::testing

@@ -98,14 +98,7 @@ TEST(ArchitectureCoverage, EveryCapturedArchitectureMatchesTheServersCachesToThe
     const ModelFacts& facts = models.at(c.at("model").get<std::string>());
     ++cases_per_model[facts.architecture];
     const json& cfg = c.at("config");
-    PlanConfig config;
-    config.ctx_total = cfg.at("ctx").get<std::uint64_t>();
-    config.slots = cfg.at("slots").get<std::uint32_t>();
-    config.kv_unified = cfg.at("kvu").get<bool>();
-    config.flash_attention = cfg.at("fa").get<bool>();
-    config.ubatch = cfg.at("ubatch").get<std::uint32_t>();
-    config.cache_ram_bytes = 0;
-    config.overhead_bytes = 0;
+    const PlanConfig config = testing::captured_plan_config(cfg);
     const auto plan = make_plan(facts, config, {});
     ASSERT_TRUE(plan) << plan.error().message;
 

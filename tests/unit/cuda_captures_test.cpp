@@ -109,16 +109,8 @@ TEST(CudaCaptures, ArchitecturesOnAnH200MatchTheServersBuffers) {
     const std::string name = c.at("name").get<std::string>();
     SCOPED_TRACE(name + ": " + c.at("args").get<std::string>());
     const json& cfg = c.at("config");
-    PlanConfig config;
-    config.ctx_total = cfg.at("ctx").get<std::uint64_t>();
-    config.slots = cfg.at("slots").get<std::uint32_t>();
-    config.kv_unified = cfg.at("kvu").get<bool>();
-    config.flash_attention = cfg.at("fa").get<bool>();
-    config.ubatch = cfg.at("ubatch").get<std::uint32_t>();
-    config.cache_ram_bytes = 0;
-    config.overhead_bytes = 0;
-    config.backend = PlanBackend::cuda;
-    config.gpu_layers = cfg.at("ngl").get<std::uint32_t>();
+    const PlanConfig config = testing::captured_plan_config(cfg);
+    EXPECT_EQ(config.backend, PlanBackend::cuda);
     const auto plan = make_plan(model->second, config, cuda_h200_budget());
     ASSERT_TRUE(plan) << plan.error().message;
     ASSERT_TRUE(plan->devices);

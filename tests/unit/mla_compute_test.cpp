@@ -32,16 +32,7 @@ json mla_fixture() {
 
 // The plan's compute buffer for one captured CPU run, in MiB.
 double planned_cpu_compute_mib(const model::ModelFacts& facts, const json& config) {
-  PlanConfig plan_config;
-  plan_config.ctx_total = config.at("ctx").get<std::uint64_t>();
-  plan_config.slots = config.at("slots").get<std::uint32_t>();
-  plan_config.kv_unified = config.at("kvu").get<bool>();
-  plan_config.flash_attention = config.at("fa").get<bool>();
-  plan_config.ubatch = config.at("ubatch").get<std::uint32_t>();
-  plan_config.cache_ram_bytes = 0;
-  plan_config.overhead_bytes = 0;
-  plan_config.backend = PlanBackend::cpu;
-  const auto plan = make_plan(facts, plan_config, {});
+  const auto plan = make_plan(facts, testing::captured_plan_config(config), {});
   EXPECT_TRUE(plan) << plan.error().message;
   return plan ? static_cast<double>(plan->buffers.main.compute_host) / kMlaMiB : 0.0;
 }

@@ -451,6 +451,21 @@ Status read_ssm_sizes(const Hparams& hp, SsmSizes& ssm) {
   return {};
 }
 
+// nextn_predict_layers (0 when absent): fewer than block_count, as llama.cpp asserts.
+Expected<std::uint32_t> read_nextn_count(const Hparams& hp, const ModelFacts& facts) {
+  const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+  if (!nextn) {
+    return nextn.error();
+  }
+  if (*nextn >= facts.block_count) {
+    return hp.error("nextn_predict_layers",
+                    fmt::format("is {}, but it must be less than block_count ({}) as llama.cpp "
+                                "asserts",
+                                *nextn, facts.block_count));
+  }
+  return *nextn;
+}
+
 // Architectures whose nextn blocks llama.cpp 3f545be creates with TENSOR_SKIP, so that the
 // loader drops their tensors ("model has unused tensor … -- ignoring") while the blocks keep
 // a KV cache like any other (create_memory has no filter for them): glm4moe, glm4 and
@@ -465,15 +480,9 @@ Status read_unloaded_nextn_blocks(const Hparams& hp, ModelFacts& facts) {
                 facts.architecture) == kUnloadedNextnArchitectures.end()) {
     return {};
   }
-  const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+  const auto nextn = read_nextn_count(hp, facts);
   if (!nextn) {
     return nextn.error();
-  }
-  if (*nextn >= facts.block_count) {
-    return hp.error("nextn_predict_layers",
-                    fmt::format("is {}, but it must be less than block_count ({}) as llama.cpp "
-                                "asserts",
-                                *nextn, facts.block_count));
   }
   facts.unloaded_block_count = *nextn;
   return {};
@@ -486,15 +495,9 @@ Status apply_qwen_hybrid(const Hparams& hp, ModelFacts& facts, std::vector<bool>
   if (Status s = read_ssm_sizes(hp, ssm); !s) {
     return s;
   }
-  const auto nextn = hp.u32_or("nextn_predict_layers", 0);
+  const auto nextn = read_nextn_count(hp, facts);
   if (!nextn) {
     return nextn.error();
-  }
-  if (*nextn >= facts.block_count) {
-    return hp.error("nextn_predict_layers",
-                    fmt::format("is {}, but it must be less than block_count ({}) as llama.cpp "
-                                "asserts",
-                                *nextn, facts.block_count));
   }
   facts.mtp_layer_count = *nextn;
   facts.main_layer_count = facts.block_count - *nextn;
