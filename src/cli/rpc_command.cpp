@@ -144,7 +144,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
   auto info = rpc::query_worker(ask, kQueryTimeout);
   if (!info) {
     // A worker the head could not use is no use running: stop it and say why.
-    const auto stopped = launch::stop_server(ctx.sysroot, *paths, milliseconds(5000));
+    const auto stopped = launch::stop_server(ctx.sysroot, *paths, milliseconds(5000), "rpc start");
     return fail(ctx, Error{fmt::format("{}; {}", info.error().message,
                                        stopped ? "the worker was stopped"
                                                : "stopping it failed: " + stopped.error().message),
@@ -194,7 +194,7 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
     return ExitCode::ok;
   }
   const auto stopped = launch::stop_server(
-      ctx.sysroot, *paths, milliseconds(static_cast<long>(options.timeout_s * 1000)));
+      ctx.sysroot, *paths, milliseconds(static_cast<long>(options.timeout_s * 1000)), "rpc stop");
   if (!stopped) {
     return fail(ctx, stopped.error());
   }

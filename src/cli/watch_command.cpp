@@ -256,7 +256,7 @@ std::optional<ExitCode> Watcher::stop(const Event& floor, double t_s) {
     ::close(*fd);
   }
   const auto grace = std::chrono::milliseconds(static_cast<long>(m_o.grace_s * 1000.0));
-  const auto stopped = launch::stop_server(m_ctx.sysroot, m_paths, grace);
+  const auto stopped = launch::stop_server(m_ctx.sysroot, m_paths, grace, "watch");
   const double after = now_s();
   if (!stopped) {
     emit(note(EventKind::stop_failed, after,

@@ -125,6 +125,9 @@ TEST(CliWatch, BelowTheFloorSigtermLandsAndTheLogSaysWhy) {
                                         "GiB: stopping pid {}",
                                         pid)))
       << log;
+  // The stop's own line says who stopped it.
+  EXPECT_TRUE(contains(log, fmt::format("==== gb10tune watch: pid {} ended on SIGTERM", pid)))
+      << log;
 }
 
 TEST(CliWatch, AServerIgnoringSigtermIsKilledAfterTheGrace) {

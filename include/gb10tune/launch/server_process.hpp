@@ -118,10 +118,11 @@ struct StopResult {
 // Stops the server that launch started: opens the process, re-checks that it is still the
 // recorded server (stat start time and exe), SIGTERM, waits up to `grace`, SIGKILL. Removes
 // the pid file and record, and the lock when no launch holds it, and notes the stop in the
-// log. An Error (ExitCode::failed) when nothing recorded runs (the pid file is stale or
-// absent: nothing is signalled then) or the signal is not permitted.
+// log as done by `by` ("stop", "watch", "rpc stop"). An Error (ExitCode::failed) when nothing
+// recorded runs (the pid file is stale or absent: nothing is signalled then) or the signal is
+// not permitted.
 Expected<StopResult> stop_server(const platform::Sysroot& root, const StatePaths& paths,
-                                 std::chrono::milliseconds grace);
+                                 std::chrono::milliseconds grace, std::string_view by = "stop");
 
 // Stops process `pid` only if its stat start time is still `start_time_ticks` (checked after
 // opening it, so a reused pid is never signalled): SIGTERM, `grace`, SIGKILL. An Error naming

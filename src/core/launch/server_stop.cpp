@@ -62,10 +62,10 @@ Expected<StopResult> signal_checked(const platform::Sysroot& root, int pid,
   return result;
 }
 
-void note_in_log(const std::filesystem::path& log, const StopResult& stopped) {
+void note_in_log(const std::filesystem::path& log, const StopResult& stopped, std::string_view by) {
   if (auto fd = platform::open_log_for_append(log)) {
     const std::string line =
-        fmt::format("==== {} stop: pid {} {} after {:.1f} s\n", kToolName, stopped.pid,
+        fmt::format("==== {} {}: pid {} {} after {:.1f} s\n", kToolName, by, stopped.pid,
                     stopped.killed ? "killed with SIGKILL" : "ended on SIGTERM",
                     static_cast<double>(stopped.took.count()) / 1000.0);
     [[maybe_unused]] const ssize_t n = ::write(*fd, line.data(), line.size());
@@ -76,7 +76,7 @@ void note_in_log(const std::filesystem::path& log, const StopResult& stopped) {
 }  // namespace
 
 Expected<StopResult> stop_server(const platform::Sysroot& root, const StatePaths& paths,
-                                 milliseconds grace) {
+                                 milliseconds grace, std::string_view by) {
   const PidFileStatus status = check_pid_file(root, paths);
   if (status.state == PidFileState::none) {
     return Error{"no llama-server started by gb10tune is running", ExitCode::failed};
@@ -100,7 +100,7 @@ Expected<StopResult> stop_server(const platform::Sysroot& root, const StatePaths
   }
   std::error_code ec;
   if (std::filesystem::exists(paths.log, ec)) {
-    note_in_log(paths.log, *stopped);
+    note_in_log(paths.log, *stopped, by);
   }
   return stopped;
 }
