@@ -1072,8 +1072,13 @@ TEST(CliLaunchProjector, WeightsAndComputeBufferAreRowsOfThePlanOnTheGpu) {
   EXPECT_EQ(plan["projector_bytes"].get<std::uint64_t>(), weights_of_gemma3_projector());
   EXPECT_EQ(plan["projector"]["buffer"], "CUDA0");
   EXPECT_EQ(plan["projector"]["type"], "gemma3");
-  // flash attention on (the profile): the MLP phase of 4096 patches.
-  EXPECT_EQ(plan["projector_compute_bytes"].get<std::uint64_t>(), (3ull * 1152 + 4304) * 4096 * 4);
+  // flash attention on (the profile): the MLP phase of 4096 patches on CUDA0, and the 896x896
+  // f32 input image in clip's CPU buffer.
+  EXPECT_EQ(plan["projector"]["compute_bytes"].get<std::uint64_t>(),
+            (3ull * 1152 + 4304) * 4096 * 4);
+  EXPECT_EQ(plan["projector"]["host_compute_bytes"].get<std::uint64_t>(), 3ull * 896 * 896 * 4);
+  EXPECT_EQ(plan["projector_compute_bytes"].get<std::uint64_t>(),
+            (3ull * 1152 + 4304) * 4096 * 4 + 3ull * 896 * 896 * 4);
   const auto parts =
       plan["weights_bytes"].get<std::uint64_t>() + plan["projector_bytes"].get<std::uint64_t>() +
       plan["projector_compute_bytes"].get<std::uint64_t>() +

@@ -142,13 +142,16 @@ TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
   };
   const json both = plan_of({});
   ASSERT_TRUE(both["devices"].is_object()) << both.dump();
+  // On a GPU: weights and graph there, the input image in host memory (clip's CPU buffer).
+  const std::uint64_t image = u64(both["projector"]["host_compute_bytes"]);
   const std::uint64_t projector =
-      u64(both["projector_bytes"]) + u64(both["projector_compute_bytes"]);
+      u64(both["projector_bytes"]) + u64(both["projector_compute_bytes"]) - image;
   ASSERT_GT(u64(both["projector_compute_bytes"]), 0u);
+  EXPECT_EQ(image, 3ull * 896 * 896 * 4);
   EXPECT_EQ(both["projector"]["buffer"], "CUDA0");
   EXPECT_EQ(both["devices"]["gpus"][0]["projector_bytes"], projector);
   EXPECT_EQ(both["devices"]["gpus"][1]["projector_bytes"], 0);
-  EXPECT_EQ(both["devices"]["host"]["projector_bytes"], 0);
+  EXPECT_EQ(both["devices"]["host"]["projector_bytes"], image);
   // --device CUDA1: the layers on CUDA1, the projector still on CUDA0, which then holds a
   // CUDA context and the projector only.
   const json dev1 = plan_of({"--", "-dev", "CUDA1"});
@@ -171,14 +174,15 @@ TEST(CliLaunchDevices, TheProjectorIsCountedOnTheDeviceItGoesTo) {
   EXPECT_EQ(mmdev["devices"]["gpus"][0]["projector_bytes"], 0);
   EXPECT_EQ(mmdev["devices"]["gpus"][1]["projector_bytes"], projector);
 
-  // --no-mmproj-offload: host memory.
+  // --no-mmproj-offload: host memory, the image inside the one CPU buffer.
   const json host = plan_of({"--no-mmproj-offload"});
   EXPECT_EQ(host["projector"]["buffer"], "CPU");
+  EXPECT_EQ(host["projector"]["host_compute_bytes"], 0);
   EXPECT_EQ(host["devices"]["gpus"][0]["projector_bytes"], 0);
   EXPECT_EQ(host["devices"]["host"]["projector_bytes"], projector);
   EXPECT_EQ(
       u64(host["devices"]["host"]["total_bytes"]) - u64(both["devices"]["host"]["total_bytes"]),
-      projector);
+      projector - image);
 }
 
 // The projector counts in its GPU's budget: with 50 MB more than the layers need on the GPU,
@@ -199,7 +203,8 @@ TEST(CliLaunchDevices, AProjectorThatDoesNotFitItsGpuRefusesNamingIt) {
   EXPECT_EQ(u64(p["devices"]["gpus"][0]["total_bytes"]) + u64(p["devices"]["host"]["total_bytes"]),
             u64(p["total_bytes"]));
   EXPECT_EQ(u64(p["devices"]["gpus"][0]["total_bytes"]) - layers,
-            u64(p["projector_bytes"]) + u64(p["projector_compute_bytes"]));
+            u64(p["projector_bytes"]) + u64(p["projector_compute_bytes"]) -
+                u64(p["projector"]["host_compute_bytes"]));
   const std::string reserve = std::to_string(24'900'000'000ull - layers - 50'000'000ull);
   const auto without = launch_on(
       "dgpu-24g", {"--model", model, "--no-mmproj", "--gpu-reserve", reserve, "--no-fit"});

@@ -233,11 +233,12 @@ TEST(CudaCaptures, TheProjectorIsOnCuda0UnlessOffloadIsOff) {
     cuda_expect_rounds_to(projector.compute_bytes,
                           compute.at(offload ? "CUDA0" : "CPU").get<double>(), "compute");
     if (offload) {
-      // Beside it a CPU buffer holding the f32 input image (3 × side² × 4 bytes), which the
-      // plan does not count (under 10 MiB up to an 896-pixel image).
+      // Beside it a CPU buffer holding the f32 input image (3 × side² × 4 bytes).
       ASSERT_EQ(compute.size(), 2u);
-      const std::uint64_t image = 3ull * projector.warmup_side * projector.warmup_side * 4;
-      cuda_expect_rounds_to(image, compute.at("CPU").get<double>(), "clip's CPU buffer");
+      cuda_expect_rounds_to(projector.host_compute_bytes, compute.at("CPU").get<double>(),
+                            "clip's CPU buffer");
+    } else {
+      EXPECT_EQ(projector.host_compute_bytes, 0u);
     }
 
     PlanConfig config;
@@ -256,15 +257,15 @@ TEST(CudaCaptures, TheProjectorIsOnCuda0UnlessOffloadIsOff) {
     const double nvml = run.at("nvml_mib").get<double>();
     const double rss = run.at("rss_kib").at("rss").get<double>() / 1024;
     if (offload) {
-      EXPECT_EQ(gpu.projector_bytes, projector.bytes());
-      EXPECT_EQ(plan->devices->host.projector_bytes, 0u);
+      EXPECT_EQ(gpu.projector_bytes, projector.device_bytes());
+      EXPECT_EQ(plan->devices->host.projector_bytes, projector.host_compute_bytes);
       if (fa) {
         // Against the text model alone with the same flags: NVML grew by the projector's part
         // of the plan (within 5%, or 4 MiB for the 2 MiB projector).
         const double grown = nvml - text_only_nvml;
-        EXPECT_NEAR(grown, cuda_mib(projector.bytes()), std::max(0.05 * grown, 4.0))
-            << "NVML grew " << grown << " MiB, the plan's projector "
-            << cuda_mib(projector.bytes());
+        EXPECT_NEAR(grown, cuda_mib(projector.device_bytes()), std::max(0.05 * grown, 4.0))
+            << "NVML grew " << grown << " MiB, the plan's projector on CUDA0 "
+            << cuda_mib(projector.device_bytes());
       }
     } else {
       EXPECT_EQ(gpu.projector_bytes, 0u);

@@ -153,13 +153,22 @@ TEST(ProjectorPlan, TheMemoryPlanCountsItOnTheGpuUnlessOffloadIsOff) {
   ASSERT_TRUE(with->projector);
   EXPECT_TRUE(with->projector->on_device);
   EXPECT_EQ(with->projector_bytes, 1000u);
-  EXPECT_EQ(with->projector_compute_bytes, with->projector->compute_bytes);
-  EXPECT_EQ(with->load_bytes(), without->load_bytes() + 1000u + with->projector->compute_bytes);
-  EXPECT_EQ(with->total_bytes, without->total_bytes + 1000u + with->projector->compute_bytes);
+  // On the GPU the graph's buffer is there and the f32 input image in clip's CPU buffer.
+  const std::uint64_t image =
+      3ull * with->projector->warmup_side * with->projector->warmup_side * 4;
+  EXPECT_GT(image, 0u);
+  EXPECT_EQ(with->projector->host_compute_bytes, image);
+  EXPECT_EQ(with->projector_compute_bytes, with->projector->compute_bytes + image);
+  EXPECT_EQ(with->load_bytes(),
+            without->load_bytes() + 1000u + with->projector->compute_bytes + image);
+  EXPECT_EQ(with->total_bytes,
+            without->total_bytes + 1000u + with->projector->compute_bytes + image);
   config.projector_offload = false;
   const auto on_cpu = make_plan(*model, config, {});
   ASSERT_TRUE(on_cpu);
   EXPECT_FALSE(on_cpu->projector->on_device);
+  EXPECT_EQ(on_cpu->projector->host_compute_bytes, 0u);  // the image is in the one buffer
+  EXPECT_EQ(on_cpu->projector_compute_bytes, on_cpu->projector->compute_bytes);
   config.projector_offload = true;
   config.backend = PlanBackend::cpu;
   const auto cpu_build = make_plan(*model, config, {});

@@ -31,15 +31,18 @@ namespace gb10tune::plan {
 // The projector's part of the plan.
 struct ProjectorPlan {
   std::uint64_t weights_bytes = 0;  // every tensor of the mmproj file
-  std::uint64_t compute_bytes = 0;  // the clip graph's compute buffer
-  bool on_device = false;           // on the GPU backend; false: host memory (CPU)
-  std::string device = "CPU";       // "CUDA0" (or -mmdev's device) when on_device
-  std::uint32_t warmup_side = 0;    // the warm-up image's side in pixels
-  std::uint64_t patches = 0;        // patches of the warm-up image
-  std::string peak_phase;           // which phase sets the compute buffer
-  bool checked = false;             // the rule was checked against llama-server for this type
-  std::string basis;                // how the compute figure was obtained, in words
-  std::uint64_t bytes() const { return weights_bytes + compute_bytes; }
+  std::uint64_t compute_bytes = 0;  // the clip graph's compute buffer, on clip's backend
+  // With the tower on a GPU: clip's CPU buffer beside it, the f32 input image (3 × side² × 4).
+  std::uint64_t host_compute_bytes = 0;
+  bool on_device = false;         // on the GPU backend; false: host memory (CPU)
+  std::string device = "CPU";     // "CUDA0" (or -mmdev's device) when on_device
+  std::uint32_t warmup_side = 0;  // the warm-up image's side in pixels
+  std::uint64_t patches = 0;      // patches of the warm-up image
+  std::string peak_phase;         // which phase sets the compute buffer
+  bool checked = false;           // the rule was checked against llama-server for this type
+  std::string basis;              // how the compute figure was obtained, in words
+  std::uint64_t bytes() const { return weights_bytes + compute_bytes + host_compute_bytes; }
+  std::uint64_t device_bytes() const { return on_device ? weights_bytes + compute_bytes : 0; }
 };
 
 // The plan of `projector` with flash attention on or off, its buffers on the GPU backend when

@@ -274,6 +274,9 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   // projector and its CUDA context.
   int projector_device = -1;
   const std::uint64_t projector_bytes = plan.projector_bytes + plan.projector_compute_bytes;
+  // On a GPU the projector's input image stays in a host buffer.
+  const std::uint64_t projector_host_bytes =
+      plan.projector && plan.projector->on_device ? plan.projector->host_compute_bytes : 0;
   if (plan.projector && plan.projector->on_device) {
     const auto it = std::find_if(out.gpus.begin(), out.gpus.end(), [&](const DevicePart& p) {
       return p.name == plan.projector->device;
@@ -354,7 +357,7 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
                              ? plan.runtime.device - kOutputOnlyKernels
                              : plan.runtime.device;
     if (holds_projector) {
-      part.projector_bytes = projector_bytes;
+      part.projector_bytes = projector_bytes - projector_host_bytes;
     }
     part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
                        part.runtime_bytes + part.projector_bytes;
@@ -363,6 +366,8 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
       plan.buffers.main.compute_host + plan.buffers.mtp.compute_host + plan.output_bytes;
   if (plan.projector && projector_device < 0) {
     host.projector_bytes = projector_bytes;  // --no-mmproj-offload: in host memory
+  } else if (plan.projector) {
+    host.projector_bytes = projector_host_bytes;
   }
   if (!any_layers) {
     // A CPU-only placement computes on the CPU: the device part of the graph is host memory.

@@ -124,7 +124,8 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
                                     config.projector_offload && config.backend == PlanBackend::cuda,
                                     config.projector_device);
     plan.projector_bytes = plan.projector->weights_bytes;
-    plan.projector_compute_bytes = plan.projector->compute_bytes;
+    plan.projector_compute_bytes =
+        plan.projector->compute_bytes + plan.projector->host_compute_bytes;
   }
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;

@@ -57,6 +57,9 @@ ProjectorPlan plan_projector(const model::ProjectorFacts& projector, bool flash_
   const std::uint64_t mlp = (3 * e + f) * n * 4;
 
   plan.compute_bytes = std::max({embedding, attention, mlp});
+  // On a GPU backend the input image is set on the host: clip keeps it in a CPU buffer of its
+  // own (on the CPU backend it is part of the one buffer above).
+  plan.host_compute_bytes = on_device ? image : 0;
   if (plan.compute_bytes == embedding) {
     plan.peak_phase = "patch embedding (image + im2col)";
   } else if (plan.compute_bytes == attention) {

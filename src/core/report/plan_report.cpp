@@ -250,6 +250,7 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
         {"type", config.projector ? config.projector->projector_type : std::string()},
         {"weights_bytes", mm.weights_bytes},
         {"compute_bytes", mm.compute_bytes},
+        {"host_compute_bytes", mm.host_compute_bytes},
         {"buffer", mm.device},
         {"on_device", mm.on_device},
         {"warmup_image_side", mm.warmup_side},
@@ -337,6 +338,11 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
                         : fmt::format("{}, one {}x{} image ({} patches), peak: {}{}", where,
                                       mm.warmup_side, mm.warmup_side, mm.patches, mm.peak_phase,
                                       mm.checked ? "" : " (estimated)"));
+    if (mm.host_compute_bytes > 0) {
+      row("mmproj input image", mm.host_compute_bytes,
+          fmt::format("host memory, clip's CPU buffer: the {}x{} f32 image", mm.warmup_side,
+                      mm.warmup_side));
+    }
   }
   row("KV, full attention", plan.kv_full_bytes,
       fmt::format("{} layers x {} cells x {} stream(s)",
