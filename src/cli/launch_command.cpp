@@ -648,77 +648,83 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return fail(ctx, built.error());
   }
 
-  if (in.print == "preset") {
-    auto preset =
-        launch::render_models_preset(candidate->path.stem().string(), built->command.argv, *flags);
-    if (!preset) {
-      return fail(ctx, preset.error());
-    }
-    *ctx.out << *preset;
-    return ExitCode::ok;
-  }
-  if (in.print == "llama-swap") {
-    launch::LlamaSwapEntry entry;
-    entry.name = candidate->path.stem().string();
-    entry.argv = built->command.argv;
-    entry.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-    for (const auto& change : built->environment.changes) {
-      if (change.action == launch::ChangeAction::removed &&
-          change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
-        entry.unset_env.push_back(change.name);
+  // --print: the same command as a start would run (after the fit), for another supervisor.
+  const auto print_export = [&](const Built& b) -> ExitCode {
+    if (in.print == "preset") {
+      auto preset =
+          launch::render_models_preset(candidate->path.stem().string(), b.command.argv, *flags);
+      if (!preset) {
+        return fail(ctx, preset.error());
       }
-    }
-    *ctx.out << launch::render_llama_swap_entry(entry);
-    return ExitCode::ok;
-  }
-  if (in.print == "systemd") {
-    launch::SystemdUnit unit;
-    unit.argv = built->command.argv;
-    unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-    for (const auto& change : built->environment.changes) {
-      if (change.action == launch::ChangeAction::removed &&
-          change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
-        unit.unset_env.push_back(change.name);
-      }
-    }
-    unit.description =
-        fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
-    if (endpoints.empty()) {
-      *ctx.out << launch::render_systemd_unit(unit);
+      *ctx.out << *preset;
       return ExitCode::ok;
     }
-    // One unit per node: the head's here, each worker's for its own machine (started first).
-    unit.description += fmt::format(" over RPC workers {}", in.rpc);
-    *ctx.out << "# node: head (this machine), e.g. /etc/systemd/system/llama-server.service\n"
-             << launch::render_systemd_unit(unit);
-    for (const rpc::Endpoint& endpoint : endpoints) {
-      rpc::WorkerOptions worker;
-      worker.binary = rpc::kWorkerNames[0];
-      worker.bind = endpoint;
-      worker.cache = true;
-      auto argv = rpc::worker_argv(worker);
-      if (!argv) {
-        return fail(ctx, argv.error());
+    if (in.print == "llama-swap") {
+      launch::LlamaSwapEntry entry;
+      entry.name = candidate->path.stem().string();
+      entry.argv = b.command.argv;
+      entry.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+      for (const auto& change : b.environment.changes) {
+        if (change.action == launch::ChangeAction::removed &&
+            change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
+          entry.unset_env.push_back(change.name);
+        }
       }
-      launch::SystemdUnit worker_unit;
-      worker_unit.argv = std::move(*argv);
-      worker_unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-      worker_unit.description =
-          fmt::format("llama.cpp RPC worker on {} for gb10tune", endpoint.to_string());
-      *ctx.out << fmt::format(
-                      "\n# node: RPC worker {} (on that machine; give ExecStart the full "
-                      "path of its ggml-rpc-server), e.g. "
-                      "/etc/systemd/system/ggml-rpc-server-{}.service\n",
-                      endpoint.to_string(), endpoint.port)
-               << launch::render_systemd_unit(worker_unit);
+      *ctx.out << launch::render_llama_swap_entry(entry);
+      return ExitCode::ok;
     }
-    return ExitCode::ok;
-  }
+    if (in.print == "systemd") {
+      launch::SystemdUnit unit;
+      unit.argv = b.command.argv;
+      unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+      for (const auto& change : b.environment.changes) {
+        if (change.action == launch::ChangeAction::removed &&
+            change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
+          unit.unset_env.push_back(change.name);
+        }
+      }
+      unit.description =
+          fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
+      if (endpoints.empty()) {
+        *ctx.out << launch::render_systemd_unit(unit);
+        return ExitCode::ok;
+      }
+      // One unit per node: the head's here, each worker's for its own machine (started first).
+      unit.description += fmt::format(" over RPC workers {}", in.rpc);
+      *ctx.out << "# node: head (this machine), e.g. /etc/systemd/system/llama-server.service\n"
+               << launch::render_systemd_unit(unit);
+      for (const rpc::Endpoint& endpoint : endpoints) {
+        rpc::WorkerOptions worker;
+        worker.binary = rpc::kWorkerNames[0];
+        worker.bind = endpoint;
+        worker.cache = true;
+        auto argv = rpc::worker_argv(worker);
+        if (!argv) {
+          return fail(ctx, argv.error());
+        }
+        launch::SystemdUnit worker_unit;
+        worker_unit.argv = std::move(*argv);
+        worker_unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+        worker_unit.description =
+            fmt::format("llama.cpp RPC worker on {} for gb10tune", endpoint.to_string());
+        *ctx.out << fmt::format(
+                        "\n# node: RPC worker {} (on that machine; give ExecStart the full "
+                        "path of its ggml-rpc-server), e.g. "
+                        "/etc/systemd/system/ggml-rpc-server-{}.service\n",
+                        endpoint.to_string(), endpoint.port)
+                 << launch::render_systemd_unit(worker_unit);
+      }
+      return ExitCode::ok;
+    }
+    return fail(ctx,
+                Error{fmt::format("--print {}: not one of systemd, llama-swap, preset", in.print),
+                      ExitCode::usage});
+  };
 
   // Two launches must not both find the memory free: the lock is held from the memory check
   // until the server is ready.
   std::optional<LaunchSession> session;
-  if (!in.dry_run) {
+  if (!in.dry_run && in.print.empty()) {
     auto started = LaunchSession::begin(ctx);
     if (!started) {
       return fail(ctx, started.error());
@@ -912,6 +918,24 @@ ExitCode run(LaunchOptions in, Context& ctx) {
         return fail(ctx, plan.error());
       }
     }
+  }
+
+  if (!in.print.empty()) {
+    // Not over RPC: the workers are not contacted for an export, so the node plan is not
+    // checked there (launch --rpc --dry-run checks it).
+    const bool known =
+        plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value();
+    if (!over_rpc && known && !plan->fits && !in.force) {
+      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was printed. "
+               << report::what_fits(config, *plan) << " (--force prints it anyway)\n";
+      return ExitCode::memory_refused;
+    }
+    if (fit && !fit->given_up.empty()) {
+      for (const auto& line : report::describe_fit_changes(*fit)) {
+        *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
+      }
+    }
+    return print_export(*built);
   }
 
   std::optional<report::RpcPreview> rpc_preview;

@@ -958,6 +958,37 @@ TEST(CliLaunchCommand, NoOptionsOnASmallMachineFitsTheDefaultProfile) {
                 "--cache-ram " + doc["fit"]["given_up"][0]["chosen"].dump()),
             std::string::npos)
       << doc["command_line"]["shell"];
+
+  // Every export carries the fitted command, not the profile's (a unit with the 24 GiB cache
+  // would not fit), and says on stderr what was lowered.
+  const std::string chosen = doc["fit"]["given_up"][0]["chosen"].dump();
+  for (const auto& [kind, expect] :
+       std::vector<std::pair<std::string, std::string>>{{"systemd", "--cache-ram " + chosen},
+                                                        {"llama-swap", "--cache-ram " + chosen},
+                                                        {"preset", "cache-ram = " + chosen}}) {
+    const auto exported =
+        testing::run_binary({"--sysroot", root.path().string(), "launch", "--print", kind,
+                             "--models-dir", (dir.path() / "models").string(), "--llama-server",
+                             testing::stand_in_server_path().string()},
+                            {"-u", "XDG_CONFIG_HOME", "HOME=" + dir.path().string()});
+    EXPECT_EQ(exported.exit_code, 0) << kind << ": " << exported.out;
+    EXPECT_NE(exported.out.find(expect), std::string::npos) << kind << ": " << exported.out;
+    EXPECT_EQ(exported.out.find(expect.substr(0, expect.size() - chosen.size()) + "24576"),
+              std::string::npos)
+        << kind << ": " << exported.out;
+    EXPECT_NE(exported.out.find("to fit in memory, lowered cache_ram_mib 24576 → " + chosen),
+              std::string::npos)
+        << kind << ": " << exported.out;
+  }
+  // With the prompt cache fixed on the command line and too large, nothing is printed.
+  const auto refused = testing::run_binary(
+      {"--sysroot", root.path().string(), "launch", "--print", "systemd", "--cache-ram", "30000",
+       "--no-fit", "--models-dir", (dir.path() / "models").string(), "--llama-server",
+       testing::stand_in_server_path().string()},
+      {"-u", "XDG_CONFIG_HOME", "HOME=" + dir.path().string()});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out;
+  EXPECT_NE(refused.out.find("nothing was printed"), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.out.find("ExecStart"), std::string::npos) << refused.out;
 }
 
 // launch measures the ready server, records the run per (architecture, build, backend), and
