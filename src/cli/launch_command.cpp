@@ -649,6 +649,16 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
 
   // --print: the same command as a start would run (after the fit), for another supervisor.
+  // What an export's supervisor must unset: the trap variable and every variable launch removed.
+  const auto unset_env = [](const Built& b) {
+    std::vector<std::string> names{"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
+    for (const auto& change : b.environment.changes) {
+      if (change.action == launch::ChangeAction::removed && change.name != names.front()) {
+        names.push_back(change.name);
+      }
+    }
+    return names;
+  };
   const auto print_export = [&](const Built& b) -> ExitCode {
     if (in.print == "preset") {
       auto preset =
@@ -663,26 +673,14 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       launch::LlamaSwapEntry entry;
       entry.name = candidate->path.stem().string();
       entry.argv = b.command.argv;
-      entry.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-      for (const auto& change : b.environment.changes) {
-        if (change.action == launch::ChangeAction::removed &&
-            change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
-          entry.unset_env.push_back(change.name);
-        }
-      }
+      entry.unset_env = unset_env(b);
       *ctx.out << launch::render_llama_swap_entry(entry);
       return ExitCode::ok;
     }
     if (in.print == "systemd") {
       launch::SystemdUnit unit;
       unit.argv = b.command.argv;
-      unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
-      for (const auto& change : b.environment.changes) {
-        if (change.action == launch::ChangeAction::removed &&
-            change.name != "GGML_CUDA_ENABLE_UNIFIED_MEMORY") {
-          unit.unset_env.push_back(change.name);
-        }
-      }
+      unit.unset_env = unset_env(b);
       unit.description =
           fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
       if (endpoints.empty()) {

@@ -59,6 +59,17 @@ namespace gb10tune {
 // malformed.
 std::optional<std::uint64_t> parse_mib_figure(std::string_view text);
 
+// One "<before> buffer size = N MiB" line of a llama.cpp log: the text before " buffer size = "
+// ("llama_kv_cache:        CPU KV") and the figure in bytes.
+struct BufferSizeLine {
+  std::string_view before;
+  std::uint64_t bytes = 0;
+};
+
+// Every such line of `log_text` whose figure parses, in order ("compute buffer size is …"
+// debug lines have no " = " and are not among them).
+std::vector<BufferSizeLine> buffer_size_lines(std::string_view log_text);
+
 // Block indices as ranges: {0,1,2,3,5} → "0-3, 5"; "none" when empty.
 std::string index_ranges(const std::vector<std::uint32_t>& indices);
 

@@ -31,25 +31,8 @@ std::optional<std::uint64_t> optional_u64(const json& doc, const char* key) {
 
 std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
   LogBuffers buffers;
-  std::size_t start = 0;
-  while (start < log_text.size()) {
-    std::size_t end = log_text.find('\n', start);
-    if (end == std::string_view::npos) {
-      end = log_text.size();
-    }
-    const std::string_view line = log_text.substr(start, end - start);
-    start = end + 1;
-    // "compute buffer size is …, matches expectation" (debug) has no " = ": not counted.
-    const std::size_t at = line.find(" buffer size = ");
-    if (at == std::string_view::npos) {
-      continue;
-    }
-    const auto bytes =
-        parse_mib_figure(line.substr(at + std::string_view(" buffer size = ").size()));
-    if (!bytes) {
-      continue;
-    }
-    const std::string_view before = line.substr(0, at);
+  for (const BufferSizeLine& line : buffer_size_lines(log_text)) {
+    const std::string_view before = line.before;
     const auto ends_with_word = [&](std::string_view word) {
       return before.size() >= word.size() && before.substr(before.size() - word.size()) == word;
     };
@@ -66,7 +49,7 @@ std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
       target = &buffers.output_bytes;
     }
     if (target != nullptr) {
-      *target += *bytes;
+      *target += line.bytes;
       ++buffers.lines;
     }
   }

@@ -38,24 +38,8 @@ std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_vie
     return std::nullopt;
   };
   int lines = 0;
-  std::size_t start = 0;
-  constexpr std::string_view kSize = " buffer size = ";
-  while (start < log_text.size()) {
-    std::size_t end = log_text.find('\n', start);
-    if (end == std::string_view::npos) {
-      end = log_text.size();
-    }
-    const std::string_view line = log_text.substr(start, end - start);
-    start = end + 1;
-    const std::size_t at = line.find(kSize);
-    if (at == std::string_view::npos) {
-      continue;
-    }
-    const auto bytes = parse_mib_figure(line.substr(at + kSize.size()));
-    if (!bytes) {
-      continue;
-    }
-    std::string_view before = line.substr(0, at);
+  for (const BufferSizeLine& line : buffer_size_lines(log_text)) {
+    std::string_view before = line.before;
     const std::string_view kind = node_log_last_word(before);
     before.remove_suffix(kind.size());
     const std::string_view name = node_log_last_word(before);
@@ -69,13 +53,13 @@ std::optional<std::vector<NodeLogBuffers>> node_buffers_from_log(std::string_vie
     }
     NodeLogBuffers& target = out[node];
     if (kind == "model") {
-      target.model_bytes += *bytes;
+      target.model_bytes += line.bytes;
     } else if (kind == "KV" || kind == "RS") {
-      target.kv_bytes += *bytes;
+      target.kv_bytes += line.bytes;
     } else if (kind == "compute") {
-      target.compute_bytes += *bytes;
+      target.compute_bytes += line.bytes;
     } else if (kind == "output") {
-      target.output_bytes += *bytes;
+      target.output_bytes += line.bytes;
     } else {
       continue;
     }

@@ -188,6 +188,28 @@ std::optional<std::uint64_t> parse_mib_figure(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(mib * 1048576.0));
 }
 
+std::vector<BufferSizeLine> buffer_size_lines(std::string_view log_text) {
+  constexpr std::string_view kSize = " buffer size = ";
+  std::vector<BufferSizeLine> out;
+  std::size_t start = 0;
+  while (start < log_text.size()) {
+    std::size_t end = log_text.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = log_text.size();
+    }
+    const std::string_view line = log_text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t at = line.find(kSize);
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    if (const auto bytes = parse_mib_figure(line.substr(at + kSize.size()))) {
+      out.push_back({line.substr(0, at), *bytes});
+    }
+  }
+  return out;
+}
+
 std::string index_ranges(const std::vector<std::uint32_t>& indices) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < indices.size();) {
