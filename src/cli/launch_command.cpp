@@ -649,6 +649,15 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
 
   // --print: the same command as a start would run (after the fit), for another supervisor.
+  // The command a worker runs on its machine (gb10tune rpc start's: the binary by its name,
+  // the endpoint's address, the tensor cache on).
+  const auto worker_argv_for = [](const rpc::Endpoint& endpoint) {
+    rpc::WorkerOptions worker;
+    worker.binary = rpc::kWorkerNames[0];
+    worker.bind = endpoint;
+    worker.cache = true;
+    return rpc::worker_argv(worker);
+  };
   // What an export's supervisor must unset: the trap variable and every variable launch removed.
   const auto unset_env = [](const Built& b) {
     std::vector<std::string> names{"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
@@ -692,11 +701,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       *ctx.out << "# node: head (this machine), e.g. /etc/systemd/system/llama-server.service\n"
                << launch::render_systemd_unit(unit);
       for (const rpc::Endpoint& endpoint : endpoints) {
-        rpc::WorkerOptions worker;
-        worker.binary = rpc::kWorkerNames[0];
-        worker.bind = endpoint;
-        worker.cache = true;
-        auto argv = rpc::worker_argv(worker);
+        auto argv = worker_argv_for(endpoint);
         if (!argv) {
           return fail(ctx, argv.error());
         }
@@ -954,11 +959,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     plan->per_node = true;
     rpc_preview->nodes = rpc::plan_nodes(*facts, config, *plan, nodes);
     for (const rpc::Endpoint& endpoint : endpoints) {
-      rpc::WorkerOptions worker;
-      worker.binary = rpc::kWorkerNames[0];
-      worker.bind = endpoint;
-      worker.cache = true;
-      auto argv = rpc::worker_argv(worker);
+      auto argv = worker_argv_for(endpoint);
       rpc_preview->worker_argv.push_back(argv ? *argv : std::vector<std::string>{});
       rpc_preview->worker_start.push_back(
           fmt::format("gb10tune rpc start --host {} --port {} --cache{}", endpoint.host,
