@@ -157,12 +157,6 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
     }
     const std::uint64_t head_k = layer.k_width / layer.head_count_kv;
     const std::uint64_t head_v = layer.v_width / layer.head_count_kv;
-    const std::uint64_t q = std::uint64_t{layer.head_count} * head_k * tokens * kF32;
-    const std::uint64_t q_all = rule.q_gate ? 2 * q : q;
-    const std::uint64_t kv = (std::uint64_t{layer.k_width} + layer.v_width) * tokens * kF32;
-    const std::uint64_t attn_out = std::uint64_t{layer.head_count} * head_v * tokens * kF32;
-    const std::uint64_t gate = rule.q_gate ? attn_out : 0;
-    const std::uint64_t cells = layer.sliding_window ? shape.swa_cells : shape.full_cells;
     if (model.mla && model.mla_latent_width < head_k) {
       // deepseek2.cpp with MLA, per head and token: q (key_length_mla wide), its RoPE part
       // roped into a tensor of its own, the non-RoPE part absorbed into the latent (kv_lora
@@ -183,6 +177,7 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
       if (shape.flash_attention) {
         peak.offer(resid + norm + q_chain, "MLA attention (flash)");
       } else {
+        const std::uint64_t cells = layer.sliding_window ? shape.swa_cells : shape.full_cells;
         const std::uint64_t kq = cells * heads;
         const std::uint64_t v_row = gguf::ggml_bytes(shape.cache_k, model.mla_latent_width)
                                         .value_or(std::uint64_t{model.mla_latent_width} * 2);
@@ -192,6 +187,12 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
       }
       continue;
     }
+    const std::uint64_t q = std::uint64_t{layer.head_count} * head_k * tokens * kF32;
+    const std::uint64_t q_all = rule.q_gate ? 2 * q : q;
+    const std::uint64_t kv = (std::uint64_t{layer.k_width} + layer.v_width) * tokens * kF32;
+    const std::uint64_t attn_out = std::uint64_t{layer.head_count} * head_v * tokens * kF32;
+    const std::uint64_t gate = rule.q_gate ? attn_out : 0;
+    const std::uint64_t cells = layer.sliding_window ? shape.swa_cells : shape.full_cells;
     if (shape.flash_attention) {
       // build_attn_mha, flash path: Q, K, V projections, then the f32 attention output.
       peak.offer(resid + std::max(norm + q_all + kv, q_all + gate + attn_out), "attention (flash)");
