@@ -5,6 +5,7 @@
 // do not fit beside the 18 GB of weights, and the bisection runs).
 // The budget (issue 12): 20 dry runs in well under 2 s. The counter `twenty_runs_s` is the time
 // of 20 runs; each iteration is one run as a separate process.
+// BM_DescribeOverlongArchitectureName: a corrupt header's mebibyte-long architecture name.
 // Run: build/bench/plan_bench
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_models.hpp"
@@ -78,6 +81,28 @@ void BM_LaunchDryRun(benchmark::State& state) {
   state.counters["file_GB"] = static_cast<double>(s.bytes()) / 1e9;
 }
 BENCHMARK(BM_LaunchDryRun)->Unit(benchmark::kMillisecond)->Iterations(20);
+
+// A corrupt header whose architecture name is a mebibyte long: the nearest-family search
+// compares only its first 64 characters, so describing it costs what reading it costs
+// (quadratic before: 1.2 s). The argument is the name's length.
+void BM_DescribeOverlongArchitectureName(benchmark::State& state) {
+  GgufWriter w;
+  w.add("general.architecture",
+        gguf_string("qwen3moe" + std::string(static_cast<std::size_t>(state.range(0)), 'x')))
+      .tensor("token_embd.weight", {64, 100}, gb10tune::gguf::GgmlType::f16);
+  for (auto _ : state) {
+    auto facts = describe(w);
+    if (!facts || facts->supported) {
+      state.SkipWithError("the overlong name was not refused as unsupported");
+      return;
+    }
+    benchmark::DoNotOptimize(facts->unsupported_reason.size());
+  }
+}
+BENCHMARK(BM_DescribeOverlongArchitectureName)
+    ->Unit(benchmark::kMillisecond)
+    ->Arg(1 << 10)
+    ->Arg(1 << 20);
 
 }  // namespace
 BENCHMARK_MAIN();

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -677,7 +676,7 @@ TEST(ArchitectureCoverage, NemotronHWithMtpBlocksIsNotGuessed) {
 
 // An architecture without rules is refused fast, by name, with the closest family named, and
 // never planned as llama.
-TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamily) {
+TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedNamingTheNearestFamily) {
   const std::map<std::string, std::string> nearest{
       {"qwen4moe", "qwen3moe"}, {"deepseek3", "deepseek2"}, {"gemma5", "gemma3"},
       {"glm5moe", "glm4moe"},   {"llama-embed", "llama"},   {"mistral5", "mistral3"}};
@@ -693,7 +692,6 @@ TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamil
     testing::TempDir dir;
     const auto path = dir.path() / "model.gguf";
     w.write(path);
-    const auto start = std::chrono::steady_clock::now();
     const auto file = gguf::read_gguf(path);
     ASSERT_TRUE(file);
     const auto facts = model::describe_model(*file);
@@ -701,8 +699,6 @@ TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamil
     PlanConfig config;
     config.ctx_total = 4096;
     const auto plan = make_plan(*facts, config, {});
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    EXPECT_LT(elapsed, std::chrono::milliseconds(50));
     ASSERT_FALSE(plan);
     EXPECT_EQ(plan.error().code, ExitCode::usage);
     const std::string& message = plan.error().message;
@@ -712,17 +708,15 @@ TEST(ArchitectureCoverage, UnknownArchitectureIsRefusedFastNamingTheNearestFamil
 }
 
 // A corrupt header's architecture of a mebibyte: compared by its first 64 characters (the
-// fuzzer found the edit distances quadratic in it) and shown by them.
-TEST(ArchitectureCoverage, AnOverlongArchitectureNameIsRefusedFastAndShownShort) {
+// fuzzer found the edit distances quadratic in it) and shown by them. How fast that is is
+// measured by bench/plan_bench (BM_DescribeOverlongArchitectureName), not timed here.
+TEST(ArchitectureCoverage, AnOverlongArchitectureNameIsRefusedAndShownShort) {
   const std::string arch = "qwen3moe" + std::string(1 << 20, 'x');
   GgufWriter w;
   w.add("general.architecture", gguf_string(arch))
       .tensor("token_embd.weight", {64, 100}, GgmlType::f16);
-  const auto start = std::chrono::steady_clock::now();
   const auto facts = testing::describe(w);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(facts) << facts.error().message;
-  EXPECT_LT(elapsed, std::chrono::milliseconds(200));
   EXPECT_FALSE(facts->supported);
   const std::string& reason = facts->unsupported_reason;
   EXPECT_LT(reason.size(), 600u) << reason.substr(0, 600);
