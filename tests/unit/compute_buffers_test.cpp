@@ -152,12 +152,15 @@ TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
                        c.at("rss_kib").at("file").get<double>() + 1024.0 * c.value("nvml_mib", 0.0);
     // On a GPU the compute buffers are device allocations NVML counts in full. On the CPU
     // build they are malloc'd and become resident only as batches use them: an idle server
-    // holds the plan without them, and the plan's total bounds what it will hold.
+    // holds the plan without them, and the plan's total bounds what it will hold. A CUDA
+    // server loads cuBLAS and grows its memory pool with its first prompts: after load it may
+    // hold the plan less that.
     const bool cpu = config.backend == PlanBackend::cpu;
-    const double planned =
-        static_cast<double>(plan->total_bytes - (cpu ? plan->compute_bytes : 0)) / 1024.0;
-    EXPECT_NEAR(planned, rss, 0.05 * rss)
-        << "planned " << planned / 1024 << " MiB, measured " << rss / 1024 << " MiB";
+    const double planned = static_cast<double>(plan->total_bytes - (cpu ? plan->compute_bytes : 0) -
+                                               plan->runtime.after_first_prompts()) /
+                           1024.0;
+    EXPECT_GE(rss, 0.95 * planned)
+        << "planned at load " << planned / 1024 << " MiB, measured " << rss / 1024 << " MiB";
     EXPECT_LE(rss, static_cast<double>(plan->total_bytes) / 1024.0);
     ++checked;
   }
@@ -206,9 +209,14 @@ TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
     EXPECT_NEAR(mib(plan->devices->host.weights_bytes + plan->devices->host.mapped_extra_bytes),
                 log.at("cpu_mapped_mib").get<double>(), 0.005)
         << name;
+    // NVML after load: within 5% of the plan less what comes with the first prompts (cuBLAS,
+    // the memory pool), never above the plan.
     const double nvml = run.at("nvml_mib").get<double>();
-    EXPECT_NEAR(mib(gpu.total_bytes), nvml, 0.05 * nvml)
-        << name << ": planned " << mib(gpu.total_bytes) << " MiB on CUDA0, NVML " << nvml;
+    const double at_load =
+        mib(gpu.total_bytes - (plan->runtime.device - plan->runtime.device_at_load));
+    EXPECT_NEAR(at_load, nvml, 0.05 * nvml)
+        << name << ": planned at load " << at_load << " MiB on CUDA0, NVML " << nvml;
+    EXPECT_LE(nvml, mib(gpu.total_bytes)) << name;
     EXPECT_TRUE(plan->devices->fits) << name;
   }
 }
@@ -298,7 +306,9 @@ TEST(BackendChoice, CudaPlansAddTheRuntimeAndSplitHostAndDeviceBuffers) {
   ASSERT_TRUE(cpu && cuda);
   EXPECT_EQ(cpu->runtime.device, 0u);
   EXPECT_EQ(cpu->buffers.main.compute_device, 0u);
-  EXPECT_EQ(cuda->runtime.device, 590ull << 20);  // a dense model's CUDA context (K22)
+  // A dense model's CUDA context after load (K22), and in service with cuBLAS and the pool.
+  EXPECT_EQ(cuda->runtime.device_at_load, 590ull << 20);
+  EXPECT_EQ(cuda->runtime.device, (590ull + 145) << 20);
   EXPECT_GT(cuda->runtime.host, cpu->runtime.host);
   EXPECT_GT(cuda->buffers.main.compute_device, 0u);
   EXPECT_GT(cuda->buffers.main.compute_host, 0u);

@@ -158,7 +158,9 @@ TEST(RpcCapturedRun, EachNodesPlanIsWithinFivePercentOfWhatItsProcessHeld) {
             r.plan.weights_bytes);
 }
 
-// What the gb10tune of the capture planned is what this one plans.
+// What the gb10tune of the capture planned is what this one plans: the same layers, and buffers
+// within a KiB (the compute buffer is now replayed with the allocator's 32-byte alignment:
+// +124 bytes on each worker, whose real buffers were 96 and 128 bytes above the old plan's).
 TEST(RpcCapturedRun, TheRecordedPlanIsReproduced) {
   const json run = captured_rpc_run();
   const RpcReplanned r = rpc_replan(run);
@@ -167,7 +169,8 @@ TEST(RpcCapturedRun, TheRecordedPlanIsReproduced) {
   for (std::size_t i = 0; i < recorded.size(); ++i) {
     EXPECT_EQ(recorded[i].at("node"), r.nodes.nodes[i].node);
     EXPECT_EQ(recorded[i].at("layers").get<std::vector<std::uint32_t>>(), r.nodes.nodes[i].layers);
-    EXPECT_EQ(recorded[i].at("buffer_bytes").get<std::uint64_t>(), r.nodes.nodes[i].buffer_bytes);
+    EXPECT_NEAR(static_cast<double>(recorded[i].at("buffer_bytes").get<std::uint64_t>()),
+                static_cast<double>(r.nodes.nodes[i].buffer_bytes), 1024.0);
   }
 }
 

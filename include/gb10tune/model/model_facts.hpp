@@ -29,6 +29,8 @@ struct LayerFacts {
   std::uint32_t head_count_kv = 0;  // n_head_kv(il)
   std::uint32_t k_width = 0;        // n_embd_k_gqa(il): K values per token (heads × key length)
   std::uint32_t v_width = 0;        // n_embd_v_gqa(il): V values per token (heads × value length)
+  std::uint64_t ffn_width = 0;      // this block's dense ffn_up rows (n_ff), 0 when it has none
+  bool experts = false;             // this block routes to experts (ffn_*_exps tensors)
 };
 
 // Which KV layers a figure covers.
@@ -128,8 +130,12 @@ struct ModelFacts {
   static constexpr std::int64_t kOutputLayer = -2;
   static constexpr std::int64_t kUnloaded = -3;  // a tensor of an unloaded block
   std::vector<TensorSpan> tensor_spans;
-  std::uint32_t expert_count = 0;         // <arch>.expert_count (0 for dense models)
-  std::uint32_t expert_used_count = 0;    // <arch>.expert_used_count
+  std::uint32_t expert_count = 0;       // <arch>.expert_count (0 for dense models)
+  std::uint32_t expert_used_count = 0;  // <arch>.expert_used_count
+  // How the router's weights are formed (build_moe_ffn): normalised to sum 1 (qwen3moe always;
+  // otherwise <arch>.expert_weights_norm), and whether a selection bias (exp_probs_b) is added.
+  bool expert_weights_norm = false;
+  bool expert_selection_bias = false;
   std::uint64_t expert_weight_bytes = 0;  // routed expert tensors (*_exps) of the main stack
   // Weight bytes one decode step reads for the main stack: everything except the MTP blocks,
   // the token embedding (a row lookup, unless it doubles as the LM head) and the routed

@@ -37,6 +37,7 @@ struct GraphShape {
   std::uint64_t swa_cells = 0;   // n_kv of the sliding-window layers
   std::uint32_t streams = 1;     // KV streams (1 with -kvu, else n_seq_max)
   gguf::GgmlType cache_k = gguf::GgmlType::f16;  // -ctk: MLA's V is a view of the K cache
+  gguf::GgmlType cache_v = gguf::GgmlType::f16;  // -ctv
   bool flash_attention = true;                   // -fa on
   std::uint32_t outputs_max = 1;                 // n_outputs_max of the context
   std::uint32_t state_snapshots = 1;  // 1 + n_rs_seq: recurrent states the delta-net op writes
@@ -74,15 +75,23 @@ std::uint32_t server_outputs_max(std::uint32_t batch, std::uint32_t slots,
 // What the llama-server process holds besides the weights, caches and llama.cpp's buffers:
 // its own code and heap (tokenizer, HTTP server, threads) and, on CUDA, the CUDA context,
 // loaded kernels and library workspaces on the device plus the CUDA libraries and driver state
-// on the host. Measured: CPU runs here, CUDA runs on an H200 (docs/memory-plan.md).
+// on the host. Planned as the process holds it in service, after it has served prompts: the
+// CUDA runtime loads cuBLAS (handle, workspace, its kernels) and grows its memory pool on the
+// first long prompt, which an idle process after load may not have done yet. Measured: CPU
+// runs here, CUDA runs on an H200 (docs/memory-plan.md).
 struct RuntimeMemory {
-  std::uint64_t host = 0;    // resident in host memory (RSS)
-  std::uint64_t device = 0;  // on the GPU (NVML per process)
+  std::uint64_t host = 0;            // resident in host memory (RSS), in service
+  std::uint64_t device = 0;          // on the GPU (NVML per process), in service
+  std::uint64_t host_at_load = 0;    // the least of `host` a process holds before its first prompt
+  std::uint64_t device_at_load = 0;  // the least of `device` before its first prompt
   std::uint64_t total() const { return host + device; }
+  // What only appears once the server has served prompts.
+  std::uint64_t after_first_prompts() const {
+    return host - host_at_load + device - device_at_load;
+  }
 };
 
-// The runtime memory of a server for `model` on `backend`. Mixture-of-experts and hybrid
-// (recurrent) models load more CUDA kernels: ~96 MiB more on the device, ~90 MiB on the host.
+// The runtime memory of a server for `model` on `backend`.
 RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend);
 
 }  // namespace gb10tune::plan

@@ -88,19 +88,20 @@ LayerAssignment assign_layers(std::uint32_t n_layer_all, std::optional<std::uint
 
 // One GPU's part of the plan.
 struct DevicePart {
-  std::string name;                         // "CUDA0"
-  std::string description;                  // the device's name
-  std::string pci_bus_id;                   // "" when unknown
-  std::vector<std::uint32_t> layers;        // block indices on it (the output layer not included)
-  bool output_layer = false;                // holds the output layer (output.weight, output_norm)
-  std::uint64_t weights_bytes = 0;          // its layers' tensors (+ the output layer's)
-  std::uint64_t cache_bytes = 0;            // KV, recurrent state and MTP KV of its layers
-  std::uint64_t compute_bytes = 0;          // its compute buffer(s)
-  std::uint64_t runtime_bytes = 0;          // CUDA context, kernels, library workspaces
-  std::uint64_t projector_bytes = 0;        // mmproj weights + compute, when it went here
-  std::uint64_t total_bytes = 0;            // all of the above
-  std::optional<std::uint64_t> free_bytes;  // free memory now
-  std::uint64_t reserve_bytes = 0;          // kept free on it
+  std::string name;                   // "CUDA0"
+  std::string description;            // the device's name
+  std::string pci_bus_id;             // "" when unknown
+  std::vector<std::uint32_t> layers;  // block indices on it (the output layer not included)
+  bool output_layer = false;          // holds the output layer (output.weight, output_norm)
+  std::uint64_t weights_bytes = 0;    // its layers' tensors (+ the output layer's)
+  std::uint64_t cache_bytes = 0;      // KV, recurrent state and MTP KV of its layers
+  std::uint64_t compute_bytes = 0;    // its compute buffer(s)
+  std::uint64_t runtime_bytes = 0;    // CUDA context, kernels, library workspaces
+  std::uint64_t service_bytes = 0;  // of runtime_bytes: what comes with the first prompts (cuBLAS)
+  std::uint64_t projector_bytes = 0;             // mmproj weights + compute, when it went here
+  std::uint64_t total_bytes = 0;                 // all of the above
+  std::optional<std::uint64_t> free_bytes;       // free memory now
+  std::uint64_t reserve_bytes = 0;               // kept free on it
   std::optional<std::uint64_t> available_bytes;  // free − reserve
   std::optional<std::int64_t> margin_bytes;      // available − total
   bool fits = false;                             // false also when the budget is unknown
@@ -118,6 +119,7 @@ struct HostPart {
   std::uint64_t buffers_bytes = 0;     // pinned host compute buffers (CUDA_Host) + output buffers
   std::uint64_t projector_bytes = 0;   // mmproj weights + compute, when kept in host memory
   std::uint64_t runtime_bytes = 0;     // the process and the CUDA libraries in host memory
+  std::uint64_t service_bytes = 0;     // of runtime_bytes: what comes with the first prompts
   std::uint64_t cache_ram_bytes = 0;   // the prompt cache
   std::uint64_t overhead_bytes = 0;    // --overhead
   std::int64_t calibration_bytes = 0;  // learned correction, counted on the host side

@@ -42,6 +42,9 @@ struct DeviceExpectation {
   std::string description;          // "NVIDIA GeForce RTX 4090"
   std::string pci_bus_id;           // "" in records that predate it: matched by position then
   std::uint64_t planned_bytes = 0;  // weights + KV + compute + CUDA runtime + projector
+  // Of planned_bytes, what a server holds only once it has served prompts (cuBLAS, the memory
+  // pool): an idle server after load may hold that much less. 0 in older records.
+  std::uint64_t service_bytes = 0;
 };
 
 // What the running server should look like, from the launch record or the flags.

@@ -1082,14 +1082,28 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
       const auto ends_with = [&](std::string_view suffix) {
         return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
       };
+      LayerFacts* layer = block >= 0 && static_cast<std::uint64_t>(block) < facts.layers.size()
+                              ? &facts.layers[static_cast<std::size_t>(block)]
+                              : nullptr;
       if (block >= 0 && ends_with(".ffn_up.weight")) {
         std::uint64_t& width = mtp ? facts.mtp_ffn_width : facts.ffn_width;
         width = std::max(width, tensor.shape[1]);
+        if (layer != nullptr) {
+          layer->ffn_width = tensor.shape[1];
+        }
       } else if (block >= 0 &&
                  (ends_with(".ffn_up_exps.weight") || ends_with(".ffn_gate_exps.weight"))) {
         facts.expert_ffn_width = std::max(facts.expert_ffn_width, tensor.shape[1]);
+        if (layer != nullptr) {
+          layer->experts = true;
+        }
       } else if (block >= 0 && ends_with(".ffn_gate_up_exps.weight")) {
         facts.expert_ffn_width = std::max(facts.expert_ffn_width, tensor.shape[1] / 2);
+        if (layer != nullptr) {
+          layer->experts = true;
+        }
+      } else if (block >= 0 && ends_with(".exp_probs_b.bias")) {
+        facts.expert_selection_bias = true;
       } else if (block >= 0 && ends_with(".ffn_up_shexp.weight")) {
         facts.shared_ffn_width = std::max(facts.shared_ffn_width, tensor.shape[1]);
       }

@@ -42,6 +42,10 @@ void fill_generic(const gguf::GgufFile& file, ModelFacts& facts) {
   if (facts.expert_used_count > facts.expert_count) {
     facts.expert_used_count = facts.expert_count;
   }
+  // build_moe_ffn's norm_w: qwen3moe's graph passes true, glm4moe (and others) the key.
+  facts.expert_weights_norm =
+      arch == "qwen3moe" || arch == "qwen3vlmoe" ||
+      file.get_bool(fmt::format("{}.expert_weights_norm", arch)).value_or(false);
 }
 
 }  // namespace

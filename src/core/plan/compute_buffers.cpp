@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "gb10tune/plan/layer_graph.hpp"
+
 namespace gb10tune::plan {
 
 namespace {
@@ -61,6 +63,34 @@ struct Peak {
   }
 };
 
+// The Hadamard matrices a quantized cache rotates with (llama_kv_cache::build_input_k_rot and
+// build_input_v_rot, f32 graph inputs): K's of the largest power of two from 64 up that divides
+// the head size, V's always 64 × 64; none for a type that is not quantized or a head size that
+// is not a multiple of 64.
+std::uint64_t rotation_inputs(const model::ModelFacts& model, const GraphShape& shape,
+                              bool mtp_graph) {
+  for (const model::LayerFacts& layer : model.layers) {
+    if (layer.head_count_kv == 0 || layer.recurrent || layer.mtp != mtp_graph) {
+      continue;
+    }
+    const std::uint64_t head_k = layer.k_width / layer.head_count_kv;
+    const std::uint64_t head_v = layer.v_width / layer.head_count_kv;
+    std::uint64_t bytes = 0;
+    if (gguf::ggml_type_info(shape.cache_k).quantized && head_k % 64 == 0) {
+      std::uint64_t n = 64;
+      while (head_k % (2 * n) == 0) {
+        n *= 2;
+      }
+      bytes += n * n * kF32;
+    }
+    if (gguf::ggml_type_info(shape.cache_v).quantized && head_v % 64 == 0) {
+      bytes += 64 * 64 * kF32;
+    }
+    return bytes;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::uint32_t server_outputs_max(std::uint32_t batch, std::uint32_t slots,
@@ -118,6 +148,7 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   if (any_swa) {
     inputs += shape.swa_cells * tokens * mask_elem + tokens * kI64 + v_index;
   }
+  inputs += rotation_inputs(model, shape, mtp_graph);
 
   Peak peak;
   if (per_layer_input > 0) {
@@ -251,7 +282,17 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   const std::uint64_t ffn_total = mtp_graph ? ffn_peak.bytes : held + ffn_peak.bytes;
   const std::uint64_t other_total = held + peak.bytes;
   buffers.peak_phase = std::string(ffn_total > other_total ? ffn_peak.phase : peak.phase);
-  const std::uint64_t graph = std::max(ffn_total, other_total);
+  std::uint64_t graph = std::max(ffn_total, other_total);
+  // The plain architectures are replayed tensor by tensor instead (layer_graph.hpp): the phase
+  // peaks above miss the allocator's fragmentation, which decides where a large MoE down
+  // projection lands.
+  if (!mtp_graph) {
+    const GraphInputs parts{tokens * kI32, row, inputs - tokens * kI32 - row};
+    if (const auto replayed = replay_main_graph(model, shape, backend, tokens, outputs, parts)) {
+      graph = replayed->bytes;
+      buffers.peak_phase = replayed->peak_phase;
+    }
+  }
   if (backend == PlanBackend::cuda) {
     buffers.compute_host = inputs + row;
     buffers.compute_device = graph;
@@ -271,14 +312,23 @@ RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend
     // CPU build: RSS minus weights, KV, recurrent state and output buffers after load was
     // 22-24 MiB with a 32000-token vocabulary and 42 MiB with 151936 tokens (the binary's
     // own pages ~12.5 MiB, the heap, the tokenizer's tables ~166 bytes per token).
-    return {18 * kMiB + model.vocab_size * 166, 0};
+    const std::uint64_t host = 18 * kMiB + model.vocab_size * 166;
+    return {host, 0, host, 0};
   }
-  // H200, CUDA 13.0, driver 580: NVML per process minus weights, KV and CUDA0 compute was
-  // 587-589 MiB for dense llama models and 685-694 MiB for qwen3moe and qwen35; RSS minus the
-  // host buffers (mapped token embeddings, CUDA_Host compute, output) 273-329 MiB and
-  // 365-421 MiB.
-  const bool more_kernels = model.is_moe() || model.is_hybrid();
-  return {(more_kernels ? 400 : 310) * kMiB, (more_kernels ? 690 : 590) * kMiB};
+  // H200, CUDA 13.0, driver 580. After load, NVML per process minus weights, KV and CUDA0
+  // compute was 585-590 MiB for dense and MoE models alike (llama, qwen3moe with 2-8 of 32-128
+  // experts, glm4moe; heldout-cuda.json) while cuBLAS was not yet loaded, and 684-694 MiB when
+  // the warm-up had loaded it (flash attention off, some MoE shapes, the hybrid qwen35; RSS
+  // minus the host buffers 273-329 MiB, 365-421 MiB with it). After a prompt longer than a
+  // micro-batch on every slot each process had loaded it and grown its memory pool: +108 to
+  // +142 MiB on the device, +136 to +176 MiB resident on the host for dense models and +215 to
+  // +228 MiB for MoE ones (heldout-cuda.json, after_traffic). The plan holds the process in
+  // service: 590 + 145 MiB on the device, 310 + 180 (MoE and hybrid: 230) MiB on the host.
+  const bool cublas_at_load = model.is_hybrid();
+  const std::uint64_t host_at_load = (cublas_at_load ? 400 : 310) * kMiB;
+  const std::uint64_t host_growth = (model.is_moe() || model.is_hybrid() ? 230 : 180) * kMiB;
+  return {host_at_load + host_growth, 735 * kMiB, host_at_load,
+          (cublas_at_load ? 690 : 590) * kMiB};
 }
 
 }  // namespace gb10tune::plan

@@ -356,6 +356,8 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     part.runtime_bytes = part.layers.empty() && plan.runtime.device > kOutputOnlyKernels
                              ? plan.runtime.device - kOutputOnlyKernels
                              : plan.runtime.device;
+    part.service_bytes =
+        std::min(part.runtime_bytes, plan.runtime.device - plan.runtime.device_at_load);
     if (holds_projector) {
       part.projector_bytes = projector_bytes - projector_host_bytes;
     }
@@ -374,6 +376,7 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     host.buffers_bytes += plan.buffers.main.compute_device + plan.buffers.mtp.compute_device;
   }
   host.runtime_bytes = plan.runtime.host;
+  host.service_bytes = plan.runtime.host - plan.runtime.host_at_load;
   host.cache_ram_bytes = plan.cache_ram_bytes;
   host.overhead_bytes = plan.overhead_bytes;
   host.calibration_bytes = plan.calibration_bytes;

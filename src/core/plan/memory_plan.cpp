@@ -93,6 +93,7 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   shape.swa_cells = plan.swa_cells;
   shape.streams = plan.streams;
   shape.cache_k = config.cache_k;
+  shape.cache_v = config.cache_v;
   shape.flash_attention = config.flash_attention;
   // llama_context: n_batch = min(n_ctx, -b) for causal models.
   const auto n_batch =

@@ -63,6 +63,7 @@ json devices_json(const plan::DevicePlan& d) {
          {"cache_bytes", g.cache_bytes},
          {"compute_bytes", g.compute_bytes},
          {"runtime_bytes", g.runtime_bytes},
+         {"service_bytes", g.service_bytes},
          {"projector_bytes", g.projector_bytes},
          {"total_bytes", g.total_bytes},
          {"free_bytes", g.free_bytes ? json(*g.free_bytes) : json(nullptr)},

@@ -118,6 +118,20 @@ Finding device_finding(const DeviceExpectation& device, const gpu::NvmlReport& n
   const double error = plan::error_percent(device.planned_bytes, measured);
   finding.evidence = fmt::format("{}, measured {} ({}): error {:+.1f}%", plan_text,
                                  format_bytes(measured), reading.how, error);
+  // Below the plan by no more than what comes with the first prompts (cuBLAS, the memory
+  // pool), within the tolerance of that lower figure: a server that has not served yet.
+  const std::uint64_t before_prompts =
+      device.planned_bytes > device.service_bytes ? device.planned_bytes - device.service_bytes : 0;
+  const double error_before = plan::error_percent(before_prompts, measured);
+  if (error < -kDeviceTolerancePercent && device.service_bytes > 0 &&
+      error_before >= -kDeviceTolerancePercent) {
+    finding.evidence += fmt::format(
+        " (before its first prompts: the plan less {} that cuBLAS and the memory pool take once "
+        "it serves, {:+.1f}%)",
+        format_bytes(device.service_bytes), error_before);
+    finding.severity = Severity::ok;
+    return finding;
+  }
   if (error > kDeviceTolerancePercent) {
     if (reading.whole_device) {
       finding.evidence +=

@@ -133,6 +133,7 @@ void device_expectations(const launch::LaunchRecord& record, Expectations& expec
       device.pci_bus_id = it->get<std::string>();
     }
     device.planned_bytes = record_bytes(gpu, "total_bytes").value_or(0);
+    device.service_bytes = record_bytes(gpu, "service_bytes").value_or(0);
     gpus.push_back(std::move(device));
   }
   expected.devices = std::move(gpus);
