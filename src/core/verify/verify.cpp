@@ -325,7 +325,7 @@ std::vector<Target> select_targets(const VerifyOptions& options, const VerifySer
   }
 
   for (sys::ServerCandidate& process : sys::find_llama_servers(root)) {
-    if (process.kind == sys::CandidateKind::server) {
+    if (sys::is_running_server(process)) {
       const bool matches = record_matches(process);
       targets.push_back({std::move(process), "scan", matches ? record : nullptr});
     } else {
