@@ -59,8 +59,8 @@ std::optional<std::vector<std::string>> local_server_argv(const Context& ctx,
                                                           const std::string& url) {
   std::optional<std::vector<std::string>> found;
   int matches = 0;
-  for (const sys::ServerCandidate& process : sys::find_llama_servers(ctx.sysroot)) {
-    if (process.kind != sys::CandidateKind::server || process.argv.empty()) {
+  for (const sys::ServerCandidate& process : sys::find_running_servers(ctx.sysroot)) {
+    if (process.argv.empty()) {
       continue;
     }
     const auto env = sys::read_process_environ(ctx.sysroot, process.stat.pid);

@@ -15,6 +15,7 @@
 #include "gb10tune/launch/child_environment.hpp"
 #include "gb10tune/launch/model_discovery.hpp"
 #include "gb10tune/launch/profile.hpp"
+#include "gb10tune/launch/rule_verdict.hpp"
 #include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/launch/server_process.hpp"
@@ -626,10 +627,12 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   inputs.gb10 = sys::is_gb10_machine(ctx.sysroot);
   inputs.force = in.force;
   const server::RuleInput rules{facts->has_mtp(), facts->main_layer_count, inputs.gb10};
-  // The command and its clean environment for a set of settings (built again after a fit).
+  // The command, its clean environment and the tuning rules' verdict on both (what verify will
+  // say of the started server), for a set of settings (built again after a fit).
   struct Built {
     launch::ServerCommand command;
     launch::ChildEnvironment environment;
+    launch::RuleVerdict rules;
   };
   const auto build = [&](const launch::LaunchSettings& s) -> Expected<Built> {
     auto command = launch::build_server_command(s, *facts, *flags, inputs);
@@ -641,7 +644,18 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     if (!environment) {
       return environment.error();
     }
-    return Built{std::move(*command), std::move(*environment)};
+    auto verdict =
+        launch::judge_command(*flags, *command, environment->env, ctx.sysroot, rules, in.force);
+    if (!verdict) {
+      return verdict.error();
+    }
+    return Built{std::move(*command), std::move(*environment), std::move(*verdict)};
+  };
+  // Never silent: what launch goes on past is said on stderr when no preview shows it.
+  const auto warn_all = [&ctx](const Built& b) {
+    for (const auto& line : report::launch_warnings(b.command, b.environment, b.rules)) {
+      *ctx.err << "gb10tune launch: warning: " << line << "\n";
+    }
   };
   auto built = build(settings);
   if (!built) {
@@ -938,6 +952,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
         *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
       }
     }
+    warn_all(*built);
     return print_export(*built);
   }
 
@@ -985,6 +1000,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   preview.config = &config;
   preview.plan = &*plan;
   preview.environment = &built->environment;
+  preview.rules = &built->rules;
   preview.fit = fit ? &*fit : nullptr;
   preview.calibration_key = key;
   preview.rpc = rpc_preview ? &*rpc_preview : nullptr;
@@ -1016,10 +1032,13 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
   if (in.explain && !in.json) {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
-  } else if (fit && !fit->given_up.empty()) {
-    for (const auto& line : report::describe_fit_changes(*fit)) {
-      *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
+  } else {
+    if (fit && !fit->given_up.empty()) {
+      for (const auto& line : report::describe_fit_changes(*fit)) {
+        *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
+      }
     }
+    warn_all(*built);
   }
   return session->start(preview, settings, in.json);
 }

@@ -281,6 +281,8 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
     r.expected_load_bytes = head.load_bytes;
   }
   r.plan = report::launch_to_json(p);
+  r.rules_chosen = p.rules->ids(launch::RuleAction::chosen);
+  r.rules_forced = p.rules->ids(launch::RuleAction::forced);
   (void)settings;
   return r;
 }

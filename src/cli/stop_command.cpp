@@ -98,10 +98,7 @@ Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
   // --all: list first (so that the user sees what will stop), then stop.
   if (options.all) {
     const unsigned uid = platform::current_uid();
-    for (const sys::ServerCandidate& candidate : sys::find_llama_servers(ctx.sysroot)) {
-      if (candidate.kind != sys::CandidateKind::server) {
-        continue;
-      }
+    for (const sys::ServerCandidate& candidate : sys::find_running_servers(ctx.sysroot)) {
       const auto owner = sys::read_process_uid(ctx.sysroot, candidate.stat.pid);
       if (!owner || *owner != uid) {
         ++outcome.skipped_other_users;

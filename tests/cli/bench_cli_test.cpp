@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/sys/process_info.hpp"
 #include "support/fake_bandwidth.hpp"
 #include "support/test_context.hpp"
 
@@ -100,6 +106,49 @@ TEST(CliBench, FiltersAndSizeReachTheKernels) {
   ASSERT_EQ(fake.calls.size(), 1u);
   EXPECT_EQ(fake.calls[0].allocator, kernels::Allocator::managed);
   EXPECT_EQ(fake.calls[0].bytes, 512u << 20);
+}
+
+// Right after `stop`, the stopped server may linger as a zombie its parent has not reaped: it
+// holds no memory, so the figures are not contended.
+TEST(CliBench, ZombieLlamaServerIsNotContention) {
+  testing::FakeBandwidth fake;
+  const auto result =
+      run_cli_on("verify-zombie", {"bench", "--quick", "--json"}, {}, runner_for(fake));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["contended"], false) << doc["server_pids"];
+  EXPECT_TRUE(doc["server_pids"].empty()) << doc["server_pids"];
+  const auto text = run_cli_on("verify-zombie", {"bench", "--quick"}, {}, runner_for(fake));
+  EXPECT_EQ(text.out.find("contended"), std::string::npos) << text.out;
+}
+
+// The same with a real zombie on this machine: a child named llama-server that has exited and
+// that this process does not reap until the end.
+TEST(CliBench, RealZombieLlamaServerIsNotContention) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::prctl(PR_SET_NAME, "llama-server");
+    ::_exit(0);
+  }
+  const platform::Sysroot live;
+  bool zombie = false;
+  for (int i = 0; i < 500 && !zombie; ++i) {
+    const auto stat = sys::read_process_stat(live, child);
+    zombie = stat && stat->state == 'Z' && stat->comm == "llama-server";
+    if (!zombie) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  testing::FakeBandwidth fake;
+  const auto result =
+      testing::run_cli_at("/", "gb10", {"bench", "--quick", "--json"}, {}, runner_for(fake));
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(zombie) << "the child " << child << " never became a zombie named llama-server";
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto pids = json::parse(result.out)["server_pids"].get<std::vector<int>>();
+  EXPECT_EQ(std::find(pids.begin(), pids.end(), child), pids.end())
+      << "zombie " << child << " counted as a running llama-server";
 }
 
 TEST(CliProbeQuickBench, FillsTheBandwidthSeam) {

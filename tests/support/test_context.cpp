@@ -59,7 +59,13 @@ std::string read_text(const fs::path& path) {
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
                      const platform::Environment& env, bench::CaseRunner runner,
                      const std::function<void(cli::Context&)>& adjust) {
-  FakeGpuBackend gpu = fake_gpu_for(scenario);
+  return run_cli_at(sysroot_fixture(scenario), scenario, args, env, std::move(runner), adjust);
+}
+
+CliResult run_cli_at(const fs::path& sysroot, const std::string& machine,
+                     const std::vector<std::string>& args, const platform::Environment& env,
+                     bench::CaseRunner runner, const std::function<void(cli::Context&)>& adjust) {
+  FakeGpuBackend gpu = fake_gpu_for(machine);
   std::ostringstream out;
   std::ostringstream err;
   cli::Context ctx;
@@ -80,8 +86,7 @@ CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>
     adjust(ctx);
   }
 
-  std::vector<std::string> argv_storage{"gb10tune", "--sysroot",
-                                        sysroot_fixture(scenario).string()};
+  std::vector<std::string> argv_storage{"gb10tune", "--sysroot", sysroot.string()};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<const char*> argv;
   for (const std::string& arg : argv_storage) {

@@ -74,6 +74,12 @@ struct CliResult {
 CliResult run_cli_on(const std::string& scenario, const std::vector<std::string>& args,
                      const platform::Environment& env, bench::CaseRunner runner = {},
                      const std::function<void(cli::Context&)>& adjust = {});
+// The same against any sysroot (a temporary tree, or "/" for this machine's live /proc), with
+// the fake GPU of fixture machine `machine`.
+CliResult run_cli_at(const std::filesystem::path& sysroot, const std::string& machine,
+                     const std::vector<std::string>& args, const platform::Environment& env,
+                     bench::CaseRunner runner = {},
+                     const std::function<void(cli::Context&)>& adjust = {});
 
 // Compares `actual` with tests/cli/golden/<name>; GB10TUNE_UPDATE_GOLDEN=1 rewrites the file
 // (review the diff before committing it).

@@ -194,6 +194,25 @@ TEST(FindLlamaServers, ZombieIsExited) {
   EXPECT_TRUE(found[0].argv.empty());
 }
 
+// One test of "a running llama-server" for every caller: a zombie (or a dead process) is none,
+// nor is a script or another program carrying the name.
+TEST(FindRunningServers, OnlyLiveLlamaServersCount) {
+  EXPECT_TRUE(find_running_servers(platform::Sysroot(sysroot_fixture("verify-zombie"))).empty());
+  EXPECT_TRUE(find_running_servers(platform::Sysroot(sysroot_fixture("verify-script"))).empty());
+  const auto found = find_running_servers(platform::Sysroot(sysroot_fixture("verify-clean")));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].stat.pid, 4242);
+  for (const char state : {'Z', 'X'}) {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "proc/77");
+    dir.write("proc/77/stat", stat_line("llama-server", state, 1, 77));
+    std::filesystem::create_symlink("/opt/llama.cpp/llama-server", dir.path() / "proc/77/exe");
+    EXPECT_TRUE(find_running_servers(platform::Sysroot(dir.path())).empty()) << state;
+    dir.write("proc/77/stat", stat_line("llama-server", 'S', 1, 77));
+    EXPECT_EQ(find_running_servers(platform::Sysroot(dir.path())).size(), 1u) << state;
+  }
+}
+
 TEST(FindLlamaServers, UnreadableExeIsFoundByArgv0AndStaysACandidate) {
   const auto found = find_llama_servers(platform::Sysroot(sysroot_fixture("verify-unreadable")));
   ASSERT_EQ(found.size(), 1u);

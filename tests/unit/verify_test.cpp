@@ -685,6 +685,44 @@ TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
   EXPECT_EQ(result.worst(), Severity::fail);
 }
 
+// A rule its launch chose (launch's own settings, started with a warning) is the same ⚠ in
+// verify; one passed with --force stays ✘ and says so; without the record both stay ✘.
+TEST(Verify, RulesTheLaunchChoseOrForcedAreShownAsLaunchSaidThem) {
+  const auto failing = [](const ProcessSnapshot&, const launch::LaunchRecord*) {
+    FlagsOutcome outcome;
+    for (const char* id : {"flash-attention-on", "kvu-with-cache-ram"}) {
+      Finding rule;
+      rule.id = id;
+      rule.severity = Severity::fail;
+      rule.evidence = "as set";
+      outcome.findings.push_back(rule);
+    }
+    return outcome;
+  };
+  Machine machine("verify-clean");
+  machine.services.check_flags = failing;
+  auto record = record_for(4242, 123456);
+  record.rules_chosen = {"flash-attention-on"};
+  record.rules_forced = {"kvu-with-cache-ram"};
+  machine.services.record = record;
+  const VerifyResult launched = machine.run();
+  ASSERT_EQ(launched.servers.size(), 1u);
+  ASSERT_EQ(launched.servers[0].found_by, "launch record");
+  EXPECT_EQ(find(launched, "flash-attention-on")->severity, Severity::warn);
+  EXPECT_NE(
+      find(launched, "flash-attention-on")->evidence.find("asked for with launch's own settings"),
+      std::string::npos);
+  EXPECT_EQ(find(launched, "kvu-with-cache-ram")->severity, Severity::fail);
+  EXPECT_NE(find(launched, "kvu-with-cache-ram")->evidence.find("launched with --force"),
+            std::string::npos);
+
+  Machine by_hand("verify-clean");
+  by_hand.services.check_flags = failing;
+  const VerifyResult started = by_hand.run();
+  EXPECT_EQ(find(started, "flash-attention-on")->severity, Severity::fail);
+  EXPECT_EQ(find(started, "flash-attention-on")->evidence, "as set");
+}
+
 TEST(Verify, UrlFollowsHostAndPort) {
   EXPECT_EQ(url_from_process({"llama-server"}, nullptr), "http://127.0.0.1:8080");
   EXPECT_EQ(url_from_process({"llama-server", "--host", "0.0.0.0", "--port=9931"}, nullptr),

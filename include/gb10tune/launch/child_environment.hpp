@@ -40,10 +40,12 @@ struct ChildEnvironment {
   std::vector<std::string> warnings;  // unreadable config files, unknown LLAMA_ARG_* names
 };
 
-// Prepares the child's environment for `argv` (argv[0] the server). Config files are read
-// under `root` for the user of `caller` (its XDG_CONFIG_HOME / HOME). A config.ini entry that
-// turns a rule into a failure cannot be removed by launch: an Error (usage) naming the file
-// and line unless `force`.
+// Prepares the child's environment for `argv` (argv[0] the server): a LLAMA_ARG_* variable that
+// contradicts the command line, sets a memory option or makes a tuning rule (`rules`) worse is
+// removed. Config files are read under `root` for the user of `caller` (its XDG_CONFIG_HOME /
+// HOME); launch cannot edit them, so an entry that sets a memory option the command leaves at
+// its default is an Error (usage) naming the file and line unless `force`. What the entries do
+// to the tuning rules is judged on the finished command by judge_command (rule_verdict.hpp).
 Expected<ChildEnvironment> prepare_child_environment(const platform::Environment& caller,
                                                      const server::ServerFlags& flags,
                                                      const std::vector<std::string>& argv,

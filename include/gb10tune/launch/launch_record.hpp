@@ -64,6 +64,11 @@ struct LaunchRecord {
   // rules): its figures are not to be judged against the process.
   bool plan_estimate = false;
   nlohmann::json plan;  // the full plan document, as `launch --dry-run --json` prints it
+  // Tuning rules (server::check_rules ids) the command failed: asked for by launch's own
+  // settings and started with a warning (verify shows ⚠), or passed with --force (verify keeps
+  // ✘). Empty in a record of an older gb10tune.
+  std::vector<std::string> rules_chosen;
+  std::vector<std::string> rules_forced;
 };
 
 // The record as a JSON document (schema_version 1).

@@ -16,13 +16,17 @@ namespace gb10tune::launch {
 
 // One launch rule: why an option is on the command line.
 struct LaunchRule {
-  std::string_view id;    // "all-layers-on-gpu"
-  std::string_view fact;  // "K1"; "" for plain settings
-  std::string_view why;   // one line for --explain
+  std::string_view id;      // "all-layers-on-gpu"
+  std::string_view fact;    // "K1"; "" for plain settings
+  std::string_view why;     // one line for --explain
+  std::string_view option;  // launch's own option that sets it ("--gpu-layers"); "" for none
 };
 
 // Every launch rule, in command-line order.
 const std::vector<LaunchRule>& launch_rules();
+
+// The launch rule `id`, or nullptr.
+const LaunchRule* find_launch_rule(std::string_view id);
 
 // Part of the command line and the rule that put it there.
 struct ArgvPiece {
@@ -59,9 +63,10 @@ struct ServerCommand {
 
 // Builds the command. Refusals (exit code usage unless `force`): MTP asked for on a model
 // without the head; an option the build lacks with no equivalent (the message names the
-// option and the build needed); --backend-sampling in the extra arguments together with MTP
-// (K6); an extra argument that is unknown to the build, removed, or overrides a planned
-// option.
+// option and the build needed); an extra argument that is unknown to the build, removed,
+// changes what the memory plan sizes, or overrides a planned option (the message names the
+// planned option's rule, its fact and launch's own option for it). The tuning rules on the
+// finished command are judge_command's (rule_verdict.hpp).
 Expected<ServerCommand> build_server_command(const LaunchSettings& settings,
                                              const model::ModelFacts& model,
                                              const server::ServerFlags& flags,

@@ -8,6 +8,7 @@
 
 #include "gb10tune/launch/child_environment.hpp"
 #include "gb10tune/launch/profile.hpp"
+#include "gb10tune/launch/rule_verdict.hpp"
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/calibration.hpp"
@@ -41,7 +42,9 @@ struct LaunchPreview {
   const plan::PlanConfig* config = nullptr;
   const plan::MemoryPlan* plan = nullptr;
   const launch::ChildEnvironment* environment = nullptr;
-  const FitSummary* fit = nullptr;  // nullptr: the fit did not run
+  const launch::RuleVerdict* rules = nullptr;  // the tuning rules on the command, as verify
+                                               // will judge the started server
+  const FitSummary* fit = nullptr;             // nullptr: the fit did not run
   // The triple a measurement of this server is recorded for.
   plan::CalibrationKey calibration_key;
   // With --rpc: the workers and the plan per node (nullptr: one machine).
@@ -51,9 +54,16 @@ struct LaunchPreview {
 // "ctx_per_slot 196608 → 65536 (profile gb10-dense-mtp)", one entry per lowered setting.
 std::vector<std::string> describe_fit_changes(const FitSummary& fit);
 
+// Every warning of a launch: the command's (refusals passed with --force), the environment's
+// (unread config files, unknown variables), then one per tuning rule the command does not pass.
+std::vector<std::string> launch_warnings(const launch::ServerCommand& command,
+                                         const launch::ChildEnvironment& environment,
+                                         const launch::RuleVerdict& rules);
+
 // The launch document (the envelope and plan of plan_to_json, plus model files, profile,
 // settings with their sources, environment changes, command_line (argv, shell text, pieces
-// by rule), adaptations and warnings).
+// by rule), adaptations, warnings, and `rules`: each tuning rule's finding as verify will show
+// it, with what launch did about it under "launch").
 nlohmann::json launch_to_json(const LaunchPreview& preview);
 
 // The text: a header, the memory plan, environment changes, adaptations, warnings and the

@@ -12,6 +12,9 @@ namespace gb10tune::report {
 // "ok", "warn", "fail" (the JSON ids of a severity).
 std::string_view severity_id(server::Severity severity);
 
+// One finding as verify's JSON writes it: id, fact, severity, summary, evidence, fix.
+nlohmann::json finding_to_json(const server::Finding& finding);
+
 // The result as the verify JSON document (schema_version, one entry per server, notes,
 // "verdict" and "exit_code" as `strict` makes them).
 nlohmann::json verify_to_json(const verify::VerifyResult& result, bool strict);

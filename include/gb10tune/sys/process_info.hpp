@@ -155,4 +155,13 @@ ProcResult<ServerCandidate> inspect_process(const platform::Sysroot& root, int p
 // scanning are skipped.
 std::vector<ServerCandidate> find_llama_servers(const platform::Sysroot& root);
 
+// True when `candidate` is a running llama-server: its executable is llama-server (or cannot be
+// read while argv[0] or comm say so) and it has not exited (a zombie, state Z, or a dead
+// process, X, is none; it holds no memory and answers nothing). The one test of "a llama-server
+// is running" for bench, verify, stop and bench server.
+bool is_running_server(const ServerCandidate& candidate);
+
+// The running llama-servers (is_running_server) among find_llama_servers(root), in pid order.
+std::vector<ServerCandidate> find_running_servers(const platform::Sysroot& root);
+
 }  // namespace gb10tune::sys

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "gb10tune/sys/meminfo.hpp"
-#include "gb10tune/sys/processes.hpp"
+#include "gb10tune/sys/process_info.hpp"
 
 namespace gb10tune::bench {
 
@@ -38,9 +38,9 @@ Expected<BandwidthRun> measure_bandwidth(const BandwidthOptions& options,
   inputs.device = device;
   inputs.plan = std::move(*plan);
   inputs.peak_override = peak_override;
-  for (const sys::ProcessEntry& process :
-       sys::find_processes(*environment.sysroot, "llama-server")) {
-    inputs.server_pids.push_back(process.pid);
+  // Only a running server contends: a zombie left right after `stop` holds nothing.
+  for (const sys::ServerCandidate& server : sys::find_running_servers(*environment.sysroot)) {
+    inputs.server_pids.push_back(server.stat.pid);
   }
   inputs.runner = environment.runner;
   inputs.progress = environment.progress;

@@ -137,7 +137,7 @@ Expected<ChildEnvironment> prepare_child_environment(const platform::Environment
   }
 
   // config.ini entries: launch cannot edit the files; the command line overrides what it
-  // sets, and an entry that breaks a rule anyway is refused.
+  // sets, and an entry that changes what the memory plan sizes is refused.
   auto inputs = server::gather_inputs(root, out.env, argv);
   out.warnings.insert(out.warnings.end(), inputs.warnings.begin(), inputs.warnings.end());
   inputs.env = platform::Environment{};  // the variables were judged above
@@ -170,21 +170,7 @@ Expected<ChildEnvironment> prepare_child_environment(const platform::Environment
       out.warnings.push_back(warning);
     }
   }
-  for (const auto& finding : made_worse(planned_settings, with_config, rules)) {
-    if (finding.severity != server::Severity::fail) {
-      out.warnings.push_back(fmt::format("a config.ini entry: {} ({}): {}", finding.summary,
-                                         finding.fact, finding.evidence));
-      continue;
-    }
-    auto message = fmt::format(
-        "a llama.cpp config.ini breaks the plan: {} ({}): {}; remove that "
-        "entry",
-        finding.summary, finding.fact, finding.evidence);
-    if (!force) {
-      return Error{std::move(message), ExitCode::usage};
-    }
-    out.warnings.push_back(message + " (going on: --force)");
-  }
+  // What the entries do to the tuning rules is judge_command's, on the finished command.
   return out;
 }
 

@@ -53,7 +53,8 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
             {"projector_bytes", r.expected_projector_bytes},
             {"backend", r.backend},
             {"plan_estimate", r.plan_estimate}}},
-          {"plan", r.plan}};
+          {"plan", r.plan},
+          {"rules", {{"chosen", r.rules_chosen}, {"forced", r.rules_forced}}}};
 }
 
 Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source) {
@@ -118,6 +119,12 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   }
   if (const auto it = expected.find("plan_estimate"); it != expected.end() && it->is_boolean()) {
     r.plan_estimate = it->get<bool>();
+  }
+  if (const auto rules = doc.find("rules"); rules != doc.end()) {
+    if (!get_field(*rules, "chosen", r.rules_chosen, error) ||
+        !get_field(*rules, "forced", r.rules_forced, error)) {
+      return fail("rules: " + error);
+    }
   }
   if (r.pid <= 0) {
     return fail(fmt::format("pid {} is not a process id", r.pid));

@@ -1,6 +1,7 @@
 #include "gb10tune/launch/server_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -26,13 +27,12 @@ class Builder {
     m_out.pieces.push_back({std::move(args), rule});
   }
   void adapt(std::string text) { m_out.adaptations.push_back(std::move(text)); }
-  void warn(std::string text) { m_out.warnings.push_back(std::move(text)); }
   // A refusal: an Error unless --force, then a warning.
   void refuse(std::string text) {
     if (m_force) {
       m_out.warnings.push_back(text + " (going on: --force)");
     } else if (!m_refusal) {
-      m_refusal = Error{std::move(text), ExitCode::usage};
+      m_refusal = Error{text + " (--force starts it anyway)", ExitCode::usage};
     }
   }
   const std::optional<Error>& refusal() const { return m_refusal; }
@@ -63,13 +63,7 @@ void add_gpu_layers(Builder& b, const LaunchSettings& s, const model::ModelFacts
     const auto n = parse_u64(value.get<std::string>());
     layers = n ? static_cast<std::uint32_t>(*n) : all;
   }
-  if (model.main_layer_count != 0 && layers < model.main_layer_count + 1) {
-    b.warn(
-        fmt::format("gpu_layers {} leaves layers of the model's {} (+ output) on the CPU, "
-                    "which reads at ~76 GB/s instead of the GPU path (K1)",
-                    layers, model.main_layer_count));
-  }
-  b.out().gpu_layers = layers;
+  b.out().gpu_layers = layers;  // fewer than the model's layers: judge_command's K1 warning
   b.add("all-layers-on-gpu", {"-ngl", std::to_string(layers)});
 }
 
@@ -150,16 +144,33 @@ void add_unified_cache(Builder& b, const LaunchSettings& s, std::uint32_t slots)
   }
 }
 
-// The spellings of every option the plan sets, to catch extra arguments that override them.
-std::vector<const server::FlagSpec*> planned_specs(const ServerCommand& out,
-                                                   const server::ServerFlags& flags) {
-  std::vector<const server::FlagSpec*> specs;
+// The planned piece that sets option `spec`, to catch extra arguments that override it;
+// nullptr when the plan does not set it.
+const ArgvPiece* planned_piece(const ServerCommand& out, const server::ServerFlags& flags,
+                               const server::FlagSpec* spec) {
   for (const auto& piece : out.pieces) {
-    if (const auto* spec = flags.find(piece.args.front())) {
-      specs.push_back(spec);
+    if (flags.find(piece.args.front()) == spec) {
+      return &piece;
     }
   }
-  return specs;
+  return nullptr;
+}
+
+// "extra argument -fa overrides the planned -fa on (flash attention on, as in the tuned
+// configuration [K9]), …; use launch's own --flash-attn instead".
+std::string override_refusal(const std::string& arg, const ArgvPiece& piece) {
+  const LaunchRule* rule = find_launch_rule(piece.rule);
+  std::string why;
+  if (rule != nullptr) {
+    why = rule->fact.empty() ? fmt::format(" ({})", rule->why)
+                             : fmt::format(" ({} [{}])", rule->why, rule->fact);
+  }
+  return fmt::format(
+      "extra argument {} overrides the planned {}{}, and the memory plan would not know; {}", arg,
+      fmt::join(piece.args, " "), why,
+      rule != nullptr && !rule->option.empty()
+          ? fmt::format("use launch's own {} instead", rule->option)
+          : std::string("set it through launch's own options instead"));
 }
 
 void add_extra_args(Builder& b, const std::vector<std::string>& extra,
@@ -167,7 +178,6 @@ void add_extra_args(Builder& b, const std::vector<std::string>& extra,
   if (extra.empty()) {
     return;
   }
-  const auto planned = planned_specs(b.out(), flags);
   for (const auto& arg : extra) {
     if (!starts_with(arg, "-") || arg == "-" || parse_u64(arg.substr(1))) {
       continue;  // a value
@@ -181,21 +191,11 @@ void add_extra_args(Builder& b, const std::vector<std::string>& extra,
                       arg));
     } else if (spec->removed()) {
       b.refuse(fmt::format("extra argument {}: {}", arg, spec->description));
-    } else if (std::find(planned.begin(), planned.end(), spec) != planned.end()) {
-      b.refuse(
-          fmt::format("extra argument {} overrides the planned {}, and the memory plan "
-                      "would not know; set it through launch's own option instead",
-                      arg, spec->names.back()));
+    } else if (const ArgvPiece* piece = planned_piece(b.out(), flags, spec)) {
+      b.refuse(override_refusal(arg, *piece));
     } else if (const MemoryOption* memory = find_memory_option(spec->key())) {
       b.refuse(fmt::format("extra argument {} {}; {}", arg, memory_option_reason(*memory),
-                           memory->own_option.empty()
-                               ? "drop it (--force starts it with a plan that does not know)"
-                               : "give it there instead"));
-    } else if (b.out().mtp && spec->key() == "backend-sampling") {
-      b.refuse(
-          fmt::format("extra argument {} together with MTP: decode −57%, prefill −87% in "
-                      "the report (K6); drop it",
-                      arg));
+                           memory->own_option.empty() ? "drop it" : "give it there instead"));
     }
   }
   b.add("extra-arguments", extra);
@@ -205,31 +205,45 @@ void add_extra_args(Builder& b, const std::vector<std::string>& extra,
 
 const std::vector<LaunchRule>& launch_rules() {
   static const std::vector<LaunchRule> rules = {
-      {"model", "", "the model file"},
+      {"model", "", "the model file", "--model"},
       {"all-layers-on-gpu", "K1",
        "every layer on the GPU: the device path reads ~46% faster "
-       "than the managed path and 3x the CPU"},
-      {"context", "K17", "context of all slots together: ctx_per_slot x slots"},
-      {"slots", "K10", "parallel slots: serialize for latency, several for throughput"},
-      {"flash-attention", "K9", "flash attention on, as in the tuned configuration"},
+       "than the managed path and 3x the CPU",
+       "--gpu-layers"},
+      {"context", "K17", "context of all slots together: ctx_per_slot x slots",
+       "--ctx-size or --ctx-per-slot"},
+      {"slots", "K10", "parallel slots: serialize for latency, several for throughput", "--slots"},
+      {"flash-attention", "K9", "flash attention on, as in the tuned configuration",
+       "--flash-attn"},
       {"mtp-when-model-has-head", "K4",
        "draft-mtp speculative decoding: the model has an MTP "
-       "head"},
-      {"draft-n-max-4", "K4", "4 drafted tokens: mean accepted length 2.88 → 3.70, +15.6%"},
+       "head",
+       "--mtp or --no-mtp"},
+      {"draft-n-max-4", "K4", "4 drafted tokens: mean accepted length 2.88 → 3.70, +15.6%",
+       "--draft-n-max"},
       {"kvu-with-cache-ram", "K8",
        "one unified KV pool and a prompt cache large enough to "
-       "keep a full slot's state"},
-      {"templates", "K17", "jinja chat templates"},
-      {"listen", "", "address and port"},
-      {"projector", "K14", "the multimodal projector beside the model"},
-      {"projector-on-cpu", "", "the projector kept in host memory (mmproj_offload false)"},
-      {"cache-types", "", "KV cache types other than f16"},
-      {"batch", "", "physical batch size other than 512"},
-      {"swa-full", "", "full-size cache for sliding-window layers"},
-      {"no-mmap-on-gb10", "K19", "no mmap loading on GB10 (224 s vs 22 s)"},
-      {"extra-arguments", "", "given after --, passed as they are"},
+       "keep a full slot's state",
+       "--kvu, --no-kvu or --cache-ram"},
+      {"templates", "K17", "jinja chat templates", ""},
+      {"listen", "", "address and port", "--host or --port"},
+      {"projector", "K14", "the multimodal projector beside the model", "--mmproj"},
+      {"projector-on-cpu", "", "the projector kept in host memory (mmproj_offload false)",
+       "--no-mmproj-offload"},
+      {"cache-types", "", "KV cache types other than f16", "--cache-type-k or --cache-type-v"},
+      {"batch", "", "physical batch size other than 512", "--ubatch"},
+      {"swa-full", "", "full-size cache for sliding-window layers", "--swa-full"},
+      {"no-mmap-on-gb10", "K19", "no mmap loading on GB10 (224 s vs 22 s)", ""},
+      {"extra-arguments", "", "given after --, passed as they are", ""},
   };
   return rules;
+}
+
+const LaunchRule* find_launch_rule(std::string_view id) {
+  const auto& rules = launch_rules();
+  const auto found = std::find_if(rules.begin(), rules.end(),
+                                  [&](const LaunchRule& rule) { return rule.id == id; });
+  return found == rules.end() ? nullptr : &*found;
 }
 
 Expected<ServerCommand> build_server_command(const LaunchSettings& s,

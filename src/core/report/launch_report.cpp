@@ -7,6 +7,7 @@
 
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/report/verify_report.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -14,13 +15,6 @@ namespace gb10tune::report {
 namespace {
 
 using nlohmann::json;
-
-const launch::LaunchRule* rule_of(std::string_view id) {
-  const auto& rules = launch::launch_rules();
-  const auto it = std::find_if(rules.begin(), rules.end(),
-                               [&](const launch::LaunchRule& r) { return r.id == id; });
-  return it == rules.end() ? nullptr : &*it;
-}
 
 std::string setting_text(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -47,6 +41,16 @@ std::string model_line(const LaunchPreview& p) {
 
 }  // namespace
 
+std::vector<std::string> launch_warnings(const launch::ServerCommand& command,
+                                         const launch::ChildEnvironment& environment,
+                                         const launch::RuleVerdict& rules) {
+  std::vector<std::string> out = command.warnings;
+  out.insert(out.end(), environment.warnings.begin(), environment.warnings.end());
+  const auto judged = rules.warnings();
+  out.insert(out.end(), judged.begin(), judged.end());
+  return out;
+}
+
 json launch_to_json(const LaunchPreview& p) {
   json settings = json::object();
   for (const auto& [key, resolved] : p.settings->all()) {
@@ -59,7 +63,7 @@ json launch_to_json(const LaunchPreview& p) {
   }
   json pieces = json::array();
   for (const auto& piece : p.command->pieces) {
-    const auto* rule = rule_of(piece.rule);
+    const auto* rule = launch::find_launch_rule(piece.rule);
     pieces.push_back({{"args", piece.args},
                       {"rule", piece.rule},
                       {"fact", rule ? rule->fact : ""},
@@ -77,9 +81,11 @@ json launch_to_json(const LaunchPreview& p) {
       removed.push_back(c.name);
     }
   }
-  json warnings = p.command->warnings;
-  for (const auto& w : p.environment->warnings) {
-    warnings.push_back(w);
+  json rules = json::array();
+  for (const launch::RuleJudgement& rule : p.rules->rules) {
+    json entry = finding_to_json(rule.finding);
+    entry["launch"] = launch::rule_action_name(rule.action);
+    rules.push_back(std::move(entry));
   }
   json doc = plan_to_json(*p.model, *p.config, *p.plan);
   doc["model_files"] = p.model_files;
@@ -92,7 +98,8 @@ json launch_to_json(const LaunchPreview& p) {
                          {"shell", launch::shell_join(p.command->argv)},
                          {"pieces", pieces}};
   doc["adaptations"] = p.command->adaptations;
-  doc["warnings"] = warnings;
+  doc["warnings"] = launch_warnings(*p.command, *p.environment, *p.rules);
+  doc["rules"] = rules;
   if (p.fit != nullptr) {
     json given_up = json::array();
     for (std::size_t i = 0; i < p.fit->given_up.size(); ++i) {
@@ -156,7 +163,7 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
     }
     out += '\n' + style.bold("command line") + " (option ← rule)\n";
     for (const auto& piece : p.command->pieces) {
-      const auto* rule = rule_of(piece.rule);
+      const auto* rule = launch::find_launch_rule(piece.rule);
       std::string args;
       for (const auto& a : piece.args) {
         args += (args.empty() ? "" : " ") + launch::shell_quote(a);
@@ -200,8 +207,7 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
       out += "  - " + a + '\n';
     }
   }
-  std::vector<std::string> warnings = p.command->warnings;
-  warnings.insert(warnings.end(), p.environment->warnings.begin(), p.environment->warnings.end());
+  const auto warnings = launch_warnings(*p.command, *p.environment, *p.rules);
   if (!warnings.empty()) {
     out += '\n' + style.bold(style.yellow("warnings")) + '\n';
     for (const auto& w : warnings) {

@@ -9,15 +9,6 @@ namespace {
 using server::Finding;
 using server::Severity;
 
-nlohmann::json finding_json(const Finding& finding) {
-  return {{"id", finding.id},
-          {"fact", finding.fact},
-          {"severity", severity_id(finding.severity)},
-          {"summary", finding.summary},
-          {"evidence", finding.evidence},
-          {"fix", finding.fix}};
-}
-
 std::string mark(Severity severity, const TextStyle& style) {
   switch (severity) {
     case Severity::ok:
@@ -50,6 +41,15 @@ struct Counts {
 
 }  // namespace
 
+nlohmann::json finding_to_json(const Finding& finding) {
+  return {{"id", finding.id},
+          {"fact", finding.fact},
+          {"severity", severity_id(finding.severity)},
+          {"summary", finding.summary},
+          {"evidence", finding.evidence},
+          {"fix", finding.fix}};
+}
+
 std::string_view severity_id(Severity severity) {
   switch (severity) {
     case Severity::ok:
@@ -76,7 +76,7 @@ nlohmann::json verify_to_json(const verify::VerifyResult& result, bool strict) {
       result.no_server.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.no_server);
   nlohmann::json notes = nlohmann::json::array();
   for (const Finding& note : result.notes) {
-    notes.push_back(finding_json(note));
+    notes.push_back(finding_to_json(note));
   }
   doc["notes"] = std::move(notes);
   nlohmann::json servers = nlohmann::json::array();
@@ -84,7 +84,7 @@ nlohmann::json verify_to_json(const verify::VerifyResult& result, bool strict) {
     nlohmann::json checks = nlohmann::json::array();
     for (const verify::CheckGroup& group : server.groups) {
       for (const Finding& finding : group.findings) {
-        nlohmann::json entry = finding_json(finding);
+        nlohmann::json entry = finding_to_json(finding);
         entry["group"] = group.name;
         checks.push_back(std::move(entry));
       }

@@ -389,4 +389,18 @@ std::vector<ServerCandidate> find_llama_servers(const platform::Sysroot& root) {
   return found;
 }
 
+bool is_running_server(const ServerCandidate& candidate) {
+  return candidate.kind == CandidateKind::server && !candidate.stat.exited();
+}
+
+std::vector<ServerCandidate> find_running_servers(const platform::Sysroot& root) {
+  std::vector<ServerCandidate> running;
+  for (ServerCandidate& candidate : find_llama_servers(root)) {
+    if (is_running_server(candidate)) {
+      running.push_back(std::move(candidate));
+    }
+  }
+  return running;
+}
+
 }  // namespace gb10tune::sys

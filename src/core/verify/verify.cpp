@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gb10tune/launch/rule_verdict.hpp"
 #include "gb10tune/platform/proc_files.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -326,7 +327,7 @@ std::vector<Target> select_targets(const VerifyOptions& options, const VerifySer
   }
 
   for (sys::ServerCandidate& process : sys::find_llama_servers(root)) {
-    if (process.kind == sys::CandidateKind::server) {
+    if (sys::is_running_server(process)) {
       const bool matches = record_matches(process);
       targets.push_back({std::move(process), "scan", matches ? record : nullptr});
     } else {
@@ -478,6 +479,11 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     report.groups.push_back({"memory", check_memory(snapshot, *nvml, expected, gpu_evidence)});
     for (Finding& finding : flags.findings) {
       confirm_gpu_layers(finding, gpu_evidence, *nvml, report.pid, expected);
+      if (target.record != nullptr) {
+        // What its launch did about the rule: chosen by launch's own settings (⚠, as launch
+        // warned) or passed with --force (✘, saying so).
+        launch::note_launch_action(finding, launch::recorded_action(*target.record, finding.id));
+      }
     }
     report.groups.push_back({"flags", std::move(flags.findings)});
     // A head launched with --rpc: its workers, without disturbing them.
