@@ -6,6 +6,8 @@
 
 #include "bench_compare_command.hpp"
 #include "bench_server_command.hpp"
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
@@ -77,26 +79,30 @@ Expected<bench::BandwidthOptions> to_options(const BenchOptions& in) {
 ExitCode run(const BenchOptions& in, Context& ctx) {
   const auto options = to_options(in);
   if (!options) {
-    *ctx.err << "gb10tune bench: " << options.error().message << "\n";
-    return options.error().code;
+    return report_failure(ctx, options.error());
   }
   const std::optional<double> peak =
       in.peak_gbps > 0 ? std::optional<double>(in.peak_gbps * 1e9) : std::nullopt;
   const auto run = run_bandwidth_job(*options, peak, ctx, true);
   if (!run) {
-    *ctx.err << run.error().message << "\n";
-    return run.error().code;
+    return report_failure(ctx, run.error());
   }
   *ctx.err << fmt::format("measured in {:.1f} s\n", run->wall_seconds);
+  const ExitCode code = run->interrupted ? after_interrupt(ExitCode::interrupted)
+                        : run->all_valid ? ExitCode::ok
+                                         : ExitCode::failed;
   if (in.json) {
-    *ctx.out << report::dump_document(report::bandwidth_to_json(*run));
+    auto doc = report::bandwidth_to_json(*run);
+    if (code != ExitCode::ok) {
+      report::add_failure(doc, to_int(code),
+                          run->interrupted ? "interrupted: the figures are partial"
+                                           : "a case failed or a figure did not validate");
+    }
+    *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << report::render_bandwidth_text(*run, ctx.out_style());
   }
-  if (run->interrupted) {
-    return ExitCode::interrupted;
-  }
-  return run->all_valid ? ExitCode::ok : ExitCode::failed;
+  return code;
 }
 
 }  // namespace
@@ -154,10 +160,13 @@ Runner setup_bench(CLI::App& app) {
       ->delimiter(',');
   sub->add_option("--operations", options->operations, "Only these: read, write, copy, memcpy_d2d")
       ->delimiter(',');
-  sub->footer(
-      "Without a subcommand: the bandwidth bench. Exit codes: 0 ok, 1 a case failed or a "
-      "figure did not validate, 2 usage error, 4 no usable GPU, 130 interrupted (everything "
-      "allocated is freed).");
+  sub->footer("Without a subcommand: the bandwidth bench.\n" +
+              exit_code_footer({{ExitCode::ok},
+                                {ExitCode::failed, "a case failed or a figure did not validate"},
+                                {ExitCode::usage},
+                                {ExitCode::no_gpu, "no usable GPU"},
+                                {ExitCode::interrupted, "interrupted (SIGINT), everything freed"},
+                                {ExitCode::terminated, "terminated (SIGTERM), the same"}}));
 
   // The server benchmarks are subcommands; `bench [options]` alone stays the bandwidth bench.
   std::vector<std::pair<CLI::App*, Runner>> nested;
@@ -173,11 +182,11 @@ Runner setup_bench(CLI::App& app) {
       // Bandwidth options before `server`/`compare` would be silently ignored: refuse them.
       for (const CLI::Option* option : sub->get_options()) {
         if (option->count() > 0 && option->get_name() != "--help") {
-          *ctx.err << fmt::format(
-              "gb10tune bench {}: {} is a bandwidth-bench option; put the "
-              "options of `bench {}` after its name\n",
-              command->get_name(), option->get_name(), command->get_name());
-          return ExitCode::usage;
+          return report_failure(
+              ctx, Error{fmt::format("{} is a bandwidth-bench option; put the options of `bench "
+                                     "{}` after its name",
+                                     option->get_name(), command->get_name()),
+                         ExitCode::usage});
         }
       }
       return runner(ctx);

@@ -34,6 +34,10 @@ struct Context {
 
   // Set by the global --sysroot option before a subcommand runs.
   platform::Sysroot sysroot;
+  // Set from the command line before a subcommand runs: its words ("bench server"), and
+  // whether --json asks for a document on stdout (failures too).
+  std::string command;
+  bool json = false;
 
   report::TextStyle out_style() const { return report::TextStyle::for_stream(out_is_tty, env); }
   // Whether progress on stderr may redraw its line in place: a terminal whose TERM is set and

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "failure.hpp"
 #include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
@@ -335,8 +336,7 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
                   settings.integer("port"));
   const auto url = platform::parse_url(url_text);
   if (!url) {
-    *ctx.err << "gb10tune launch: " << url.error().message << "\n";
-    return ExitCode::usage;
+    return report_failure(ctx, Error{url.error().message, ExitCode::usage});
   }
   launch::StartRequest request;
   request.argv = preview.command->argv;
@@ -362,8 +362,7 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
   const auto started = launch::start_server(request, progress, guard.flag());
   printer.finish();
   if (!started) {
-    *ctx.err << "gb10tune launch: " << started.error().message << "\n";
-    return started.error().code;
+    return report_failure(ctx, started.error());
   }
   const auto seconds = static_cast<double>(started->to_ready.count()) / 1000.0;
   std::string memory_line;

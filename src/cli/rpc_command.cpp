@@ -6,6 +6,8 @@
 #include <iterator>
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/interrupt.hpp"
@@ -77,9 +79,9 @@ Expected<launch::StatePaths> paths_for(const Context& ctx, int port) {
   return rpc::worker_state_paths(*dir, port);
 }
 
+// Says why it failed (stderr, and with --json a document on stdout); returns the exit code.
 ExitCode fail(Context& ctx, const Error& error) {
-  *ctx.err << "gb10tune rpc: " << error.message << "\n";
-  return error.code;
+  return report_failure(ctx, error);
 }
 
 ExitCode run_start(const RpcOptions& options, Context& ctx) {
@@ -116,7 +118,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
                            ExitCode::failed});
   }
   if (status.state == launch::PidFileState::stale) {
-    *ctx.err << "gb10tune rpc: removing a stale pid file: " << status.why << "\n";
+    *ctx.err << "gb10tune rpc start: removing a stale pid file: " << status.why << "\n";
     launch::clear_launch_state(*paths);
   }
 
@@ -125,8 +127,8 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
   request.env = rpc::worker_environment(ctx.env, request.record.env_removed);
   for (const auto& name : request.record.env_removed) {
     *ctx.err << fmt::format(
-        "gb10tune rpc: removed {} from the worker's environment: llama.cpp tests only whether "
-        "it exists, and a CUDA worker would allocate managed memory (K2)\n",
+        "gb10tune rpc start: removed {} from the worker's environment: llama.cpp tests only "
+        "whether it exists, and a CUDA worker would allocate managed memory (K2)\n",
         name);
   }
   request.paths = *paths;
@@ -180,7 +182,7 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
   if (status.state != launch::PidFileState::running) {
     if (status.state == launch::PidFileState::stale) {
       launch::clear_launch_state(*paths);
-      *ctx.err << "gb10tune rpc: removed a stale pid file: " << status.why << "\n";
+      *ctx.err << "gb10tune rpc stop: removed a stale pid file: " << status.why << "\n";
     }
     if (options.json) {
       auto doc = report::make_document("rpc stop");
@@ -268,7 +270,7 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
     if (info) {
       doc["worker"] = worker_json(*info);
     } else {
-      doc["error"] = info.error().message;
+      report::add_failure(doc, to_int(ExitCode::failed), info.error().message);
     }
     *ctx.out << report::dump_document(doc);
   } else {
@@ -317,11 +319,21 @@ Runner setup_rpc(CLI::App& app) {
                   "Allow binding 0.0.0.0 or ::; the RPC protocol has no authentication");
   start->add_option("--timeout", options->timeout_s, "Seconds to wait for the hello (default 60)")
       ->check(CLI::Range(1.0, 3600.0));
+  start->footer(exit_code_footer(
+      {{ExitCode::ok, "ready"},
+       {ExitCode::failed, "a worker started by gb10tune already runs on the port"},
+       {ExitCode::usage, "usage error (an any-address bind without --expose, no rpc-server)"},
+       {ExitCode::server_failed, "the worker failed to start or to answer its hello"},
+       {ExitCode::interrupted, "interrupted (SIGINT), the worker stopped"},
+       {ExitCode::terminated, "terminated (SIGTERM), the worker stopped"}}));
   start->callback([options] { options->action = "start"; });
   CLI::App* stop = rpc->add_subcommand("stop", "Stop the worker that `rpc start` started.");
   common(stop);
   stop->add_option("--timeout", options->timeout_s,
                    "Seconds after SIGTERM before SIGKILL (default 60)");
+  stop->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
+                                 {ExitCode::failed, "the worker could not be stopped"},
+                                 {ExitCode::usage}}));
   stop->callback([options] { options->action = "stop"; });
   CLI::App* status = rpc->add_subcommand(
       "status",
@@ -329,11 +341,9 @@ Runner setup_rpc(CLI::App& app) {
       "--host/--port).");
   status->add_option("--host", options->host, "The worker's address (default 127.0.0.1)");
   common(status);
+  status->footer(exit_code_footer(
+      {{ExitCode::ok, "it answers"}, {ExitCode::failed, "it does not answer"}, {ExitCode::usage}}));
   status->callback([options] { options->action = "status"; });
-  rpc->footer(
-      "Exit codes: 0 ok; 1 the worker does not answer, or could not be stopped; 2 usage error "
-      "(an any-address bind without --expose, no rpc-server binary); 5 the worker failed to "
-      "start or answer.");
   return [options](Context& ctx) {
     if (options->action == "start") {
       return run_start(*options, ctx);

@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/state_dir.hpp"
@@ -233,11 +235,14 @@ nlohmann::json render_json(const StopOutcome& outcome) {
 ExitCode run(const StopOptions& options, Context& ctx) {
   auto outcome = compute(options, ctx);
   if (!outcome) {
-    *ctx.err << "gb10tune stop: " << outcome.error().message << "\n";
-    return outcome.error().code;
+    return report_failure(ctx, outcome.error());
   }
   if (options.json) {
-    *ctx.out << report::dump_document(render_json(*outcome));
+    auto doc = render_json(*outcome);
+    if (outcome->failed()) {
+      report::add_failure(doc, to_int(ExitCode::failed), "a process could not be stopped");
+    }
+    *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << render_text(*outcome);
   }
@@ -261,9 +266,9 @@ Runner setup_stop(CLI::App& app) {
       ->check(CLI::Range(0.0, 3600.0))
       ->option_text("SECONDS");
   sub->add_flag("--json", options->json, "Print one JSON document");
-  sub->footer(
-      "Exit codes: 0 stopped, or nothing to stop; 1 a process could not be stopped; 2 usage "
-      "error.");
+  sub->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
+                                {ExitCode::failed, "a process could not be stopped"},
+                                {ExitCode::usage}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 
