@@ -11,6 +11,7 @@
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
+#include "renamed_option.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
@@ -29,6 +30,7 @@ struct BenchOptions {
   int device = 0;
   std::vector<std::string> allocators;
   std::vector<std::string> operations;
+  std::vector<RenamedOption> renamed;
 };
 
 // Turns the command-line strings into BandwidthOptions; an Error (exit 2) names the option.
@@ -77,6 +79,7 @@ Expected<bench::BandwidthOptions> to_options(const BenchOptions& in) {
 }
 
 ExitCode run(const BenchOptions& in, Context& ctx) {
+  note_renamed(in.renamed, ctx);
   const auto options = to_options(in);
   if (!options) {
     return report_failure(ctx, options.error());
@@ -140,7 +143,7 @@ Runner setup_bench(CLI::App& app) {
                 "Also read buffers from 1 MiB up to --size: shows the cache-to-DRAM knee");
   sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")
       ->option_text("SIZE");
-  sub->add_option("--samples", options->samples, "Timed runs per case (default 10)")
+  sub->add_option("--samples", options->samples, "Measured (timed) runs per case (default 10)")
       ->check(CLI::Range(1, 100000));
   sub->add_option("--warmup", options->warmup,
                   "Exactly this many untimed runs first (default: until the run time is steady, "
@@ -150,10 +153,14 @@ Runner setup_bench(CLI::App& app) {
                   "Nominal memory bandwidth in GB/s (default: from the device table)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--reserve", options->reserve,
-                  "Host memory left untouched (default 12GB): host buffers never exceed "
+                  "Host memory kept for the system (default 12GB): host buffers never exceed "
                   "MemAvailable minus this")
       ->option_text("SIZE");
-  sub->add_option("--device", options->device, "CUDA device index (default 0)");
+  sub->add_option("--cuda-device", options->device,
+                  "The CUDA device to measure, by index (default 0)")
+      ->option_text("N");
+  // --device is llama.cpp's device list (rpc start); here it was the CUDA index.
+  keep_renamed(sub->add_option("--device", options->device), "--cuda-device", options->renamed);
   sub->add_option("--allocators", options->allocators,
                   "Only these: device, managed, managed_prefetch, managed_advise, pinned_host, "
                   "pageable_malloc, pageable_mmap")

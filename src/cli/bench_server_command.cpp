@@ -383,12 +383,13 @@ Runner setup_bench_server(CLI::App& bench) {
       ->check(CLI::PositiveNumber)
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,
-                  "Seconds one request may take (default 600)")
+                  "Seconds to wait for the answer to one request (default 600)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--save", options->save,
                   "Also save the result as NAME under the state directory, for bench compare")
       ->option_text("NAME");
-  sub->add_flag("--force", options->force, "With --save: replace a result saved under NAME");
+  sub->add_flag("--force", options->force,
+                "Go on past the refusal to replace a result saved under NAME (with --save)");
   sub->add_flag("--json", options->json, "Print one JSON document (every request) instead of text");
   sub->footer(
       "Figures are the server's own timings (time to first token = prompt_ms, without "
