@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "bench_command.hpp"
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
+#include "gb10tune/report/document.hpp"
 #include "gb10tune/version.hpp"
 #include "launch_command.hpp"
 #include "probe_command.hpp"
@@ -29,31 +32,71 @@ constexpr std::string_view kDescription =
     "truth on any other Linux machine.";
 
 constexpr std::string_view kFooter =
-    "Run 'gb10tune COMMAND --help' for the options of one command.\n"
-    "Exit codes: 0 ok, 1 a check or the job failed, 2 usage error, 3 memory pre-check "
-    "refused,\n4 no usable GPU for a GPU job, 5 the server failed to start, 130 interrupted.";
+    "Run 'gb10tune COMMAND --help' for the options of one command.";
+
+// The command whose --json output is JSON Lines (one event per line).
+constexpr std::string_view kJsonLinesCommand = "watch";
+
+// The subcommand that argv names, as words ("bench server", "rpc start"); "" when none.
+std::string command_words(const CLI::App& app, int argc, const char* const* argv) {
+  const CLI::App* current = &app;
+  std::string words;
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    for (const CLI::App* sub : current->get_subcommands({})) {
+      if (sub->get_name() == argv[i]) {
+        words += (words.empty() ? "" : " ") + sub->get_name();
+        current = sub;
+        break;
+      }
+    }
+  }
+  return words;
+}
+
+// Whether argv asks for --json (before any "--", after which arguments are llama-server's).
+bool json_asked(int argc, const char* const* argv) {
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    if (std::string_view(argv[i]) == "--json") {
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
-int run_cli(int argc, const char* const* argv, Context& ctx) {
-  CLI::App app{std::string(kDescription), "gb10tune"};
+std::unique_ptr<CommandLine> make_command_line() {
+  auto line = std::unique_ptr<CommandLine>(
+      new CommandLine{CLI::App{std::string(kDescription), "gb10tune"}, {}, {}});
+  CLI::App& app = line->app;
   app.set_version_flag("--version", fmt::format("{} {}", kToolName, kToolVersion));
-  app.footer(std::string(kFooter));
+  std::string footer = exit_code_footer({{ExitCode::ok},
+                                         {ExitCode::failed},
+                                         {ExitCode::usage},
+                                         {ExitCode::memory_refused},
+                                         {ExitCode::no_gpu},
+                                         {ExitCode::server_failed},
+                                         {ExitCode::interrupted},
+                                         {ExitCode::terminated}});
+  app.footer(std::string(kFooter) + "\n" + footer);
   app.fallthrough(false);
-
-  std::string sysroot;
-  app.add_option("--sysroot", sysroot,
+  app.add_option("--sysroot", line->sysroot,
                  "Read /proc, /sys and /etc under DIR (a captured machine), for tests and bug "
                  "reports")
       ->envname("GB10TUNE_SYSROOT")
       ->group("");  // hidden
-
-  std::vector<std::pair<CLI::App*, Runner>> commands;
   for (Setup setup : kSubcommands) {
     Runner runner = setup(app);
-    commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+    line->commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
   }
+  return line;
+}
 
+int run_cli(int argc, const char* const* argv, Context& ctx) {
+  const auto line = make_command_line();
+  CLI::App& app = line->app;
+  ctx.command = command_words(app, argc, argv);
+  ctx.json = json_asked(argc, argv) && !ctx.command.empty();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,15 +105,23 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
     const int rc = app.exit(e, out, err);
     *ctx.out << out.str();
     *ctx.err << err.str();
-    return rc == 0 ? to_int(ExitCode::ok) : to_int(ExitCode::usage);
+    if (rc == 0) {
+      return to_int(ExitCode::ok);  // --help, --version
+    }
+    if (ctx.json) {
+      const auto doc = report::failure_document(ctx.command, to_int(ExitCode::usage), e.what());
+      *ctx.out << (ctx.command == kJsonLinesCommand ? report::dump_document_line(doc)
+                                                    : report::dump_document(doc));
+    }
+    return to_int(ExitCode::usage);
   }
 
-  if (!sysroot.empty()) {
-    ctx.sysroot = platform::Sysroot(sysroot);
+  if (!line->sysroot.empty()) {
+    ctx.sysroot = platform::Sysroot(line->sysroot);
   }
-  for (auto& [sub, runner] : commands) {
+  for (auto& [sub, runner] : line->commands) {
     if (sub->parsed()) {
-      return to_int(runner(ctx));
+      return to_int(after_interrupt(runner(ctx)));
     }
   }
   *ctx.err << "gb10tune: a command is required\n\n" << app.help();

@@ -6,9 +6,12 @@
 
 #include "bench_compare_command.hpp"
 #include "bench_server_command.hpp"
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
+#include "renamed_option.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
@@ -27,6 +30,7 @@ struct BenchOptions {
   int device = 0;
   std::vector<std::string> allocators;
   std::vector<std::string> operations;
+  std::vector<RenamedOption> renamed;
 };
 
 // Turns the command-line strings into BandwidthOptions; an Error (exit 2) names the option.
@@ -75,28 +79,33 @@ Expected<bench::BandwidthOptions> to_options(const BenchOptions& in) {
 }
 
 ExitCode run(const BenchOptions& in, Context& ctx) {
+  note_renamed(in.renamed, ctx);
   const auto options = to_options(in);
   if (!options) {
-    *ctx.err << "gb10tune bench: " << options.error().message << "\n";
-    return options.error().code;
+    return report_failure(ctx, options.error());
   }
   const std::optional<double> peak =
       in.peak_gbps > 0 ? std::optional<double>(in.peak_gbps * 1e9) : std::nullopt;
   const auto run = run_bandwidth_job(*options, peak, ctx, true);
   if (!run) {
-    *ctx.err << run.error().message << "\n";
-    return run.error().code;
+    return report_failure(ctx, run.error());
   }
   *ctx.err << fmt::format("measured in {:.1f} s\n", run->wall_seconds);
+  const ExitCode code = run->interrupted ? after_interrupt(ExitCode::interrupted)
+                        : run->all_valid ? ExitCode::ok
+                                         : ExitCode::failed;
   if (in.json) {
-    *ctx.out << report::dump_document(report::bandwidth_to_json(*run));
+    auto doc = report::bandwidth_to_json(*run);
+    if (code != ExitCode::ok) {
+      report::add_failure(doc, to_int(code),
+                          run->interrupted ? "interrupted: the figures are partial"
+                                           : "a case failed or a figure did not validate");
+    }
+    *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << report::render_bandwidth_text(*run, ctx.out_style());
   }
-  if (run->interrupted) {
-    return ExitCode::interrupted;
-  }
-  return run->all_valid ? ExitCode::ok : ExitCode::failed;
+  return code;
 }
 
 }  // namespace
@@ -134,7 +143,7 @@ Runner setup_bench(CLI::App& app) {
                 "Also read buffers from 1 MiB up to --size: shows the cache-to-DRAM knee");
   sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")
       ->option_text("SIZE");
-  sub->add_option("--samples", options->samples, "Timed runs per case (default 10)")
+  sub->add_option("--samples", options->samples, "Measured (timed) runs per case (default 10)")
       ->check(CLI::Range(1, 100000));
   sub->add_option("--warmup", options->warmup,
                   "Exactly this many untimed runs first (default: until the run time is steady, "
@@ -144,20 +153,27 @@ Runner setup_bench(CLI::App& app) {
                   "Nominal memory bandwidth in GB/s (default: from the device table)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--reserve", options->reserve,
-                  "Host memory left untouched (default 12GB): host buffers never exceed "
+                  "Host memory kept for the system (default 12GB): host buffers never exceed "
                   "MemAvailable minus this")
       ->option_text("SIZE");
-  sub->add_option("--device", options->device, "CUDA device index (default 0)");
+  sub->add_option("--cuda-device", options->device,
+                  "The CUDA device to measure, by index (default 0)")
+      ->option_text("N");
+  // --device is llama.cpp's device list (rpc start); here it was the CUDA index.
+  keep_renamed(sub->add_option("--device", options->device), "--cuda-device", options->renamed);
   sub->add_option("--allocators", options->allocators,
                   "Only these: device, managed, managed_prefetch, managed_advise, pinned_host, "
                   "pageable_malloc, pageable_mmap")
       ->delimiter(',');
   sub->add_option("--operations", options->operations, "Only these: read, write, copy, memcpy_d2d")
       ->delimiter(',');
-  sub->footer(
-      "Without a subcommand: the bandwidth bench. Exit codes: 0 ok, 1 a case failed or a "
-      "figure did not validate, 2 usage error, 4 no usable GPU, 130 interrupted (everything "
-      "allocated is freed).");
+  sub->footer("Without a subcommand: the bandwidth bench.\n" +
+              exit_code_footer({{ExitCode::ok},
+                                {ExitCode::failed, "a case failed or a figure did not validate"},
+                                {ExitCode::usage},
+                                {ExitCode::no_gpu, "no usable GPU"},
+                                {ExitCode::interrupted, "interrupted (SIGINT), everything freed"},
+                                {ExitCode::terminated, "terminated (SIGTERM), the same"}}));
 
   // The server benchmarks are subcommands; `bench [options]` alone stays the bandwidth bench.
   std::vector<std::pair<CLI::App*, Runner>> nested;
@@ -173,11 +189,11 @@ Runner setup_bench(CLI::App& app) {
       // Bandwidth options before `server`/`compare` would be silently ignored: refuse them.
       for (const CLI::Option* option : sub->get_options()) {
         if (option->count() > 0 && option->get_name() != "--help") {
-          *ctx.err << fmt::format(
-              "gb10tune bench {}: {} is a bandwidth-bench option; put the "
-              "options of `bench {}` after its name\n",
-              command->get_name(), option->get_name(), command->get_name());
-          return ExitCode::usage;
+          return report_failure(
+              ctx, Error{fmt::format("{} is a bandwidth-bench option; put the options of `bench "
+                                     "{}` after its name",
+                                     option->get_name(), command->get_name()),
+                         ExitCode::usage});
         }
       }
       return runner(ctx);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/bench/compare.hpp"
 #include "gb10tune/bench/server_result.hpp"
 #include "gb10tune/platform/state_dir.hpp"
@@ -73,13 +75,11 @@ Expected<bench::ServerBenchResult> load(const std::string& name_or_path, const C
 ExitCode run(const CompareOptions& options, Context& ctx) {
   const auto a = load(options.a, ctx);
   if (!a) {
-    *ctx.err << "gb10tune bench compare: " << a.error().message << "\n";
-    return a.error().code;
+    return report_failure(ctx, a.error());
   }
   const auto b = load(options.b, ctx);
   if (!b) {
-    *ctx.err << "gb10tune bench compare: " << b.error().message << "\n";
-    return b.error().code;
+    return report_failure(ctx, b.error());
   }
   const bench::Comparison comparison = bench::compare_results(*a, *b, options.a, options.b);
   if (options.json) {
@@ -106,8 +106,9 @@ Runner setup_bench_compare(CLI::App& bench) {
   sub->add_flag("--json", options->json, "Print one JSON document instead of text");
   sub->footer(
       "A change is beyond the noise when the confidence intervals of the two medians (95% "
-      "from 6 samples on) do not overlap and each run has at least 5 samples.\n"
-      "Exit codes: 0 compared (whatever the verdict), 2 a result is missing or unreadable.");
+      "from 6 samples on) do not overlap and each run has at least 5 samples.\n" +
+      exit_code_footer({{ExitCode::ok, "compared (whatever the verdict)"},
+                        {ExitCode::usage, "usage error, or a result is missing or unreadable"}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/bench/roofline.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/bench/server_result.hpp"
@@ -174,9 +176,9 @@ Status save_result(const nlohmann::json& doc, const std::string& name, Context& 
   return {};
 }
 
+// Says why it failed (stderr, and with --json a document on stdout); returns the exit code.
 ExitCode fail_bench_server(Context& ctx, const Error& error) {
-  *ctx.err << "gb10tune bench server: " << error.message << "\n";
-  return error.code;
+  return report_failure(ctx, error);
 }
 
 ExitCode run(const ServerOptions& options, Context& ctx) {
@@ -321,19 +323,27 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
       mean_len.stats.count > 0 ? std::optional<double>(mean_len.stats.median) : std::nullopt);
 
   const nlohmann::json doc = bench::result_to_json(result);
+  Status saved;
+  if (!options.save.empty()) {
+    // A result saved meanwhile (another run) is not replaced either.
+    saved = check_save_target(options, ctx);
+    if (saved) {
+      saved = save_result(doc, options.save, ctx);
+    }
+  }
   if (options.json) {
-    *ctx.out << report::dump_document(doc);
+    // One document: the result, and why it was not saved when it was not.
+    nlohmann::json printed = doc;
+    if (!saved) {
+      report::add_failure(printed, to_int(saved.error().code), saved.error().message);
+    }
+    *ctx.out << report::dump_document(printed);
   } else {
     *ctx.out << report::render_server_bench_text(result, ctx.out_style());
   }
-  if (!options.save.empty()) {
-    // A result saved meanwhile (another run) is not replaced either.
-    if (const Status free = check_save_target(options, ctx); !free) {
-      return fail_bench_server(ctx, free.error());
-    }
-    if (const Status saved = save_result(doc, options.save, ctx); !saved) {
-      return fail_bench_server(ctx, saved.error());
-    }
+  if (!saved) {
+    *ctx.err << "gb10tune bench server: " << saved.error().message << "\n";
+    return saved.error().code;
   }
   return ExitCode::ok;
 }
@@ -373,17 +383,22 @@ Runner setup_bench_server(CLI::App& bench) {
       ->check(CLI::PositiveNumber)
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,
-                  "Seconds one request may take (default 600)")
+                  "Seconds to wait for the answer to one request (default 600)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--save", options->save,
                   "Also save the result as NAME under the state directory, for bench compare")
       ->option_text("NAME");
-  sub->add_flag("--force", options->force, "With --save: replace a result saved under NAME");
+  sub->add_flag("--force", options->force,
+                "Go on past the refusal to replace a result saved under NAME (with --save)");
   sub->add_flag("--json", options->json, "Print one JSON document (every request) instead of text");
   sub->footer(
       "Figures are the server's own timings (time to first token = prompt_ms, without "
-      "streaming).\nExit codes: 0 ok, 1 the server did not answer or a request failed, 2 usage "
-      "error,\n130 interrupted.");
+      "streaming).\n" +
+      exit_code_footer({{ExitCode::ok},
+                        {ExitCode::failed, "the server did not answer or a request failed"},
+                        {ExitCode::usage},
+                        {ExitCode::interrupted, "interrupted (SIGINT), nothing saved"},
+                        {ExitCode::terminated, "terminated (SIGTERM), nothing saved"}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 

@@ -2,6 +2,7 @@
 // tests fill it with fixture sysroots, fake GPUs and string streams.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -22,6 +23,7 @@ struct Context {
   std::ostream* err = nullptr;  // errors, warnings, progress
   bool out_is_tty = false;
   bool err_is_tty = false;
+  std::size_t err_columns = 0;  // the width of the terminal on stderr; 0 when unknown
   gpu::GpuBackend* gpu = nullptr;
   std::string uname_machine;  // "aarch64"; the fallback when a sysroot does not say
   std::function<std::string()> now_iso8601;
@@ -32,8 +34,18 @@ struct Context {
 
   // Set by the global --sysroot option before a subcommand runs.
   platform::Sysroot sysroot;
+  // Set from the command line before a subcommand runs: its words ("bench server"), and
+  // whether --json asks for a document on stdout (failures too).
+  std::string command;
+  bool json = false;
 
   report::TextStyle out_style() const { return report::TextStyle::for_stream(out_is_tty, env); }
+  // Whether progress on stderr may redraw its line in place: a terminal whose TERM is set and
+  // not "dumb" (as ninja decides).
+  bool err_redraws() const {
+    const auto term = env.get("TERM");
+    return err_is_tty && term && !term->empty() && *term != "dumb";
+  }
 };
 
 // A parsed subcommand, ready to run.

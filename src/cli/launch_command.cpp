@@ -11,6 +11,8 @@
 #include <optional>
 #include <ostream>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/launch/child_environment.hpp"
 #include "gb10tune/launch/model_discovery.hpp"
@@ -67,11 +69,10 @@ struct LaunchOptions {
 
 // The command-line option that sets launch setting `key`, for messages.
 std::string option_of(std::string_view key) {
-  if (key == "cache_ram_mib") {
-    return "--cache-ram";
-  }
-  if (key == "timeout_s") {
-    return "--timeout";
+  for (const launch::SettingSpec& spec : launch::launch_setting_specs()) {
+    if (spec.key == key && !spec.option.empty()) {
+      return std::string(spec.option.substr(0, spec.option.find(',')));
+    }
   }
   if (key == "kv_unified") {
     return "--kvu/--no-kvu";
@@ -94,9 +95,9 @@ Status check_command_line(const nlohmann::json& values) {
   return {};
 }
 
+// Says why it failed (stderr, and with --json a document on stdout); returns the exit code.
 ExitCode fail(Context& ctx, const Error& error) {
-  *ctx.err << "gb10tune launch: " << error.message << "\n";
-  return error.code;
+  return report_failure(ctx, error);
 }
 
 // The user's config ($XDG_CONFIG_HOME/gb10tune/config.json); nullopt when there is none.
@@ -943,9 +944,9 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     const bool known =
         plan->devices ? plan->devices->budgets_known : plan->available_bytes.has_value();
     if (!over_rpc && known && !plan->fits && !in.force) {
-      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was printed. "
-               << report::what_fits(config, *plan) << " (--force prints it anyway)\n";
-      return ExitCode::memory_refused;
+      return fail(ctx, Error{"the plan does not fit in memory; nothing was printed. " +
+                                 report::what_fits(config, *plan) + " (--force prints it anyway)",
+                             ExitCode::memory_refused});
     }
     if (fit && !fit->given_up.empty()) {
       for (const auto& line : report::describe_fit_changes(*fit)) {
@@ -1011,21 +1012,25 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   const bool fits = rpc_preview ? rpc_preview->nodes.fits : plan->fits;
   const bool refused = checked && !fits && !in.force;
   if (in.dry_run || refused) {
+    // A refusal is said on stderr, and in the document with the plan it refused.
+    const std::string refusal =
+        !refused      ? std::string()
+        : rpc_preview ? "the plan does not fit on every node; nothing was started. " +
+                            report::rpc_refusal(rpc_preview->nodes) + " (--force starts it anyway)"
+                      : "the plan does not fit in memory; nothing was started. " +
+                            report::what_fits(config, *plan) + " (--force starts it anyway)";
     if (in.json) {
       auto doc = report::launch_to_json(preview);
       doc["dry_run"] = in.dry_run;
+      if (refused) {
+        report::add_failure(doc, to_int(ExitCode::memory_refused), refusal);
+      }
       *ctx.out << report::dump_document(doc);
     } else {
       *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
     }
-    if (refused && rpc_preview) {
-      *ctx.err << "gb10tune launch: the plan does not fit on every node; nothing was started. "
-               << report::rpc_refusal(rpc_preview->nodes) << " (--force starts it anyway)\n";
-      return ExitCode::memory_refused;
-    }
     if (refused) {
-      *ctx.err << "gb10tune launch: the plan does not fit in memory; nothing was started. "
-               << report::what_fits(config, *plan) << " (--force starts it anyway)\n";
+      *ctx.err << "gb10tune launch: " << refusal << "\n";
       return ExitCode::memory_refused;
     }
     return ExitCode::ok;
@@ -1043,6 +1048,29 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   return session->start(preview, settings, in.json);
 }
 
+// Adds the option of every launch setting that takes one: its names, help (with the default
+// and the range), and value text all come from the setting's spec, so that --help cannot
+// drift from what launch does. The value goes to `o->values` and is checked against the spec
+// with the rest of the command line, exactly as a profile's value is.
+void add_setting_options(CLI::App& sub, const std::shared_ptr<LaunchOptions>& o) {
+  for (const launch::SettingSpec& spec : launch::launch_setting_specs()) {
+    if (spec.option.empty()) {
+      continue;
+    }
+    const std::string key(spec.key);
+    const std::string names(spec.option);
+    CLI::Option* option =
+        spec.kind == launch::SettingKind::integer
+            ? sub.add_option_function<std::int64_t>(
+                  names, [o, key](std::int64_t value) { o->values[key] = value; },
+                  launch::setting_help(spec))
+            : sub.add_option_function<std::string>(
+                  names, [o, key](const std::string& value) { o->values[key] = value; },
+                  launch::setting_help(spec));
+    option->option_text(launch::setting_value_text(spec));
+  }
+}
+
 }  // namespace
 
 Runner setup_launch(CLI::App& app) {
@@ -1053,9 +1081,6 @@ Runner setup_launch(CLI::App& app) {
       "GGUF header and this llama-server's --help, plan memory exactly against MemAvailable, "
       "clean the environment (no GGML_CUDA_ENABLE_UNIFIED_MEMORY), start it and wait until it "
       "is ready.");
-  const auto set = [o](const char* key) {
-    return [o, key](const auto& value) { o->values[key] = value; };
-  };
   sub->add_flag("--dry-run", o->dry_run,
                 "Print the plan, the environment and the command; "
                 "start nothing");
@@ -1090,41 +1115,18 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option("--profile", o->profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");
-  sub->add_option_function<std::string>("--models-dir", set("models_dir"),
-                                        "Folder with the model (default ~/models)")
-      ->option_text("DIR");
-  sub->add_option_function<std::string>("--model,-m", set("model"),
-                                        "The model's GGUF file (default: the one in --models-dir)")
-      ->option_text("FILE");
-  sub->add_option_function<std::string>("--mmproj", set("mmproj"), "A projector GGUF file")
-      ->option_text("FILE");
+  add_setting_options(*sub, o);
   sub->add_flag_callback(
       "--no-mmproj", [o] { o->values["mmproj"] = "none"; }, "No projector, even if one is there");
   sub->add_flag_callback(
       "--no-mmproj-offload", [o] { o->values["mmproj_offload"] = false; },
       "Keep the projector's weights and compute buffer in host memory (llama-server "
       "--no-mmproj-offload)");
-  sub->add_option_function<std::string>("--llama-server", set("llama_server"),
-                                        "The llama-server binary (default: from PATH)")
-      ->option_text("PATH");
-  sub->add_option_function<std::int64_t>("--slots", set("slots"), "Parallel slots (-np)")
-      ->check(CLI::Range(1, 256));
-  sub->add_option_function<std::int64_t>("--ctx-per-slot", set("ctx_per_slot"),
-                                         "Context tokens per slot (-c = this x slots)");
   sub->add_option_function<std::int64_t>(
-      "--ctx-size,-c", [o](std::int64_t value) { o->ctx_size = value; },
-      "Context tokens of all slots together (sets --ctx-per-slot = this / slots; 0 = the "
-      "model's native context per slot)");
-  sub->add_option_function<std::string>("--host", set("host"), "Address to listen on");
-  sub->add_option_function<std::int64_t>("--port", set("port"), "Port to listen on")
-      ->check(CLI::Range(1, 65535));
-  sub->add_option_function<std::int64_t>("--draft-n-max", set("draft_n_max"),
-                                         "Drafted tokens with MTP (--spec-draft-n-max, K4)")
-      ->check(CLI::Range(1, 64));
-  sub->add_option_function<std::int64_t>("--cache-ram", set("cache_ram_mib"),
-                                         "Prompt cache limit in MiB (-1 none, 0 off)");
-  sub->add_option_function<std::string>("--gpu-layers", set("gpu_layers"),
-                                        "Layers on the GPU: all or a number");
+         "--ctx-size,-c", [o](std::int64_t value) { o->ctx_size = value; },
+         "Context tokens of all slots together (sets --ctx-per-slot = this / slots; 0 = the "
+         "model's native context per slot)")
+      ->option_text("N");
   sub->add_flag_callback(
       "--kvu", [o] { o->values["kv_unified"] = "on"; }, "One KV pool for all slots (-kvu)");
   sub->add_flag_callback(
@@ -1133,20 +1135,8 @@ Runner setup_launch(CLI::App& app) {
       "--mtp", [o] { o->values["mtp"] = "on"; }, "draft-mtp speculative decoding");
   sub->add_flag_callback(
       "--no-mtp", [o] { o->values["mtp"] = "off"; }, "No speculative decoding");
-  sub->add_option_function<std::string>("--flash-attn", set("flash_attn"), "on, off or auto")
-      ->check(CLI::IsMember({"on", "off", "auto"}));
-  sub->add_option_function<std::string>("--cache-type-k", set("cache_type_k"), "K cache type");
-  sub->add_option_function<std::string>("--cache-type-v", set("cache_type_v"), "V cache type");
   sub->add_flag_callback(
       "--swa-full", [o] { o->values["swa_full"] = true; }, "Full-size sliding-window cache");
-  sub->add_option_function<std::int64_t>("--ubatch", set("ubatch"), "Physical batch size")
-      ->check(CLI::Range(1, 1 << 20));
-  sub->add_option_function<std::string>("--reserve", set("reserve"),
-                                        "Memory kept for the system (default 12GB)")
-      ->option_text("SIZE");
-  sub->add_option_function<std::string>("--overhead", set("overhead"),
-                                        "Compute buffers and slack, an estimate (default 6GB)")
-      ->option_text("SIZE");
   sub->add_flag_callback(
       "--fit", [o] { o->values["fit"] = "on"; },
       "Lower context per slot, slots and prompt cache (in fit_priority order) until the plan "
@@ -1154,16 +1144,22 @@ Runner setup_launch(CLI::App& app) {
   sub->add_flag_callback(
       "--no-fit", [o] { o->values["fit"] = "off"; },
       "Refuse (exit 3) instead of lowering anything when the plan does not fit");
-  sub->add_option_function<std::int64_t>("--timeout", set("timeout_s"),
-                                         "Seconds to wait for /health (default 600)")
-      ->check(CLI::Range(1, 86400));
   sub->add_option("args", o->extra, "After --: further llama-server arguments");
   sub->footer(
       "Settings: built-in < profile < $XDG_CONFIG_HOME/gb10tune/config.json < command line; "
-      "--explain shows each value's source.\n"
-      "Exit codes: 0 started (or planned), 2 usage error or refused (also an RPC worker of "
-      "another protocol version), 3 memory refused (also on one RPC node), 5 the server failed "
-      "to start or become ready (also an RPC worker that does not answer), 130 interrupted.");
+      "--explain shows each value's source.\n" +
+      exit_code_footer(
+          {{ExitCode::ok, "started (or planned)"},
+           {ExitCode::failed,
+            "a server that launch started still runs, or another launch holds the lock"},
+           {ExitCode::usage,
+            "usage error or refused (also an RPC worker of another protocol version)"},
+           {ExitCode::memory_refused, "memory refused (also on one RPC node)"},
+           {ExitCode::server_failed,
+            "the server failed to start or become ready (also an RPC worker that does not "
+            "answer)"},
+           {ExitCode::interrupted, "interrupted (SIGINT), the server stopped"},
+           {ExitCode::terminated, "terminated (SIGTERM), the server stopped"}}));
   return [o](Context& ctx) { return run(*o, ctx); };
 }
 

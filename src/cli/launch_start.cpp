@@ -5,13 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
+#include "failure.hpp"
 #include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/rpc/node_log.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/util/line_printer.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
 
@@ -335,8 +338,7 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
                   settings.integer("port"));
   const auto url = platform::parse_url(url_text);
   if (!url) {
-    *ctx.err << "gb10tune launch: " << url.error().message << "\n";
-    return ExitCode::usage;
+    return report_failure(ctx, Error{url.error().message, ExitCode::usage});
   }
   launch::StartRequest request;
   request.argv = preview.command->argv;
@@ -347,14 +349,22 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
   request.record = make_record(preview, settings, ctx, m_paths, url_text);
 
   platform::InterruptGuard guard;
-  const auto progress = [&ctx](std::string_view line) {
-    *ctx.err << "gb10tune launch: " << line << "\n";
-    ctx.err->flush();
+  // On a terminal one line redrawn as the load goes on; elsewhere a line per stage, so that a
+  // log of a long load is a few lines, not one per second.
+  LinePrinter printer(*ctx.err, ctx.err_redraws(), ctx.err_columns);
+  std::optional<launch::LoadStage> printed_stage;
+  const auto progress = [&](const launch::StartProgress& now) {
+    if (!printer.smart() && printed_stage == now.load.stage) {
+      return;
+    }
+    printed_stage = now.load.stage;
+    printer.status(fmt::format("gb10tune launch: {}… {} s (timeout {} s)", now.load.describe(),
+                               now.elapsed.count() / 1000, now.timeout.count() / 1000));
   };
   const auto started = launch::start_server(request, progress, guard.flag());
+  printer.finish();
   if (!started) {
-    *ctx.err << "gb10tune launch: " << started.error().message << "\n";
-    return started.error().code;
+    return report_failure(ctx, started.error());
   }
   const auto seconds = static_cast<double>(started->to_ready.count()) / 1000.0;
   std::string memory_line;

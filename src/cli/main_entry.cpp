@@ -8,6 +8,7 @@
 #include "app.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/platform/terminal.hpp"
 
 namespace gb10tune::cli {
 
@@ -19,6 +20,7 @@ int main_entry(int argc, char** argv) {
   ctx.err = &std::cerr;
   ctx.out_is_tty = ::isatty(STDOUT_FILENO) == 1;
   ctx.err_is_tty = ::isatty(STDERR_FILENO) == 1;
+  ctx.err_columns = platform::terminal_columns(STDERR_FILENO);
   ctx.gpu = backend.get();
   ctx.bandwidth_runner = kernels::run_case;
   ctx.connect_server = bench::connect_http;

@@ -1,10 +1,13 @@
 #include "probe_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 
 #include "bench_command.hpp"
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/probe/probe.hpp"
 #include "gb10tune/report/bench_report.hpp"
@@ -58,9 +61,7 @@ ExitCode run(const ProbeOptions& options, Context& ctx) {
   const auto gpu_reserve =
       size_option("--gpu-reserve", options.gpu_reserve, plan::kDefaultGpuReserveBytes);
   if (!reserve || !gpu_reserve) {
-    const Error& error = !reserve ? reserve.error() : gpu_reserve.error();
-    *ctx.err << "gb10tune probe: " << error.message << "\n";
-    return error.code;
+    return report_failure(ctx, !reserve ? reserve.error() : gpu_reserve.error());
   }
   inputs.reserve_bytes = *reserve;
   inputs.gpu_reserve_bytes = *gpu_reserve;
@@ -78,7 +79,12 @@ ExitCode run(const ProbeOptions& options, Context& ctx) {
 
   const nlohmann::json doc = report::probe_to_json(result);
   if (options.json) {
-    *ctx.out << report::dump_document(doc);
+    nlohmann::json printed = doc;
+    if (!result.errors.empty()) {
+      report::add_failure(printed, to_int(ExitCode::failed),
+                          fmt::format("{}", fmt::join(result.errors, "; ")));
+    }
+    *ctx.out << report::dump_document(printed);
   } else {
     *ctx.out << report::render_probe_text(result, ctx.out_style());
   }
@@ -114,8 +120,10 @@ Runner setup_probe(CLI::App& app) {
       ->option_text("SIZE");
   sub->footer(
       "The JSON result is saved to $XDG_STATE_HOME/gb10tune/probe.json (default "
-      "~/.local/state/gb10tune) for launch and verify.\nExit codes: 0 ok, 1 a /proc file could "
-      "not be read, 2 usage error.");
+      "~/.local/state/gb10tune) for launch and verify.\n" +
+      exit_code_footer({{ExitCode::ok},
+                        {ExitCode::failed, "a /proc file could not be read"},
+                        {ExitCode::usage}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/interrupt.hpp"
@@ -14,6 +16,7 @@
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/version.hpp"
+#include "renamed_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -32,8 +35,10 @@ struct RpcOptions {
   int threads = 0;
   std::string devices;
   bool expose = false;
-  double timeout_s = 60;
+  double timeout_s = 60;  // start: the wait for the hello
+  double grace_s = 60;    // stop: SIGTERM to SIGKILL
   bool json = false;
+  std::vector<RenamedOption> renamed;
 };
 
 // Where to ask a worker bound to `bind`: the loopback address for an any-address bind.
@@ -77,9 +82,9 @@ Expected<launch::StatePaths> paths_for(const Context& ctx, int port) {
   return rpc::worker_state_paths(*dir, port);
 }
 
+// Says why it failed (stderr, and with --json a document on stdout); returns the exit code.
 ExitCode fail(Context& ctx, const Error& error) {
-  *ctx.err << "gb10tune rpc: " << error.message << "\n";
-  return error.code;
+  return report_failure(ctx, error);
 }
 
 ExitCode run_start(const RpcOptions& options, Context& ctx) {
@@ -116,7 +121,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
                            ExitCode::failed});
   }
   if (status.state == launch::PidFileState::stale) {
-    *ctx.err << "gb10tune rpc: removing a stale pid file: " << status.why << "\n";
+    *ctx.err << "gb10tune rpc start: removing a stale pid file: " << status.why << "\n";
     launch::clear_launch_state(*paths);
   }
 
@@ -125,8 +130,8 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
   request.env = rpc::worker_environment(ctx.env, request.record.env_removed);
   for (const auto& name : request.record.env_removed) {
     *ctx.err << fmt::format(
-        "gb10tune rpc: removed {} from the worker's environment: llama.cpp tests only whether "
-        "it exists, and a CUDA worker would allocate managed memory (K2)\n",
+        "gb10tune rpc start: removed {} from the worker's environment: llama.cpp tests only "
+        "whether it exists, and a CUDA worker would allocate managed memory (K2)\n",
         name);
   }
   request.paths = *paths;
@@ -180,7 +185,7 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
   if (status.state != launch::PidFileState::running) {
     if (status.state == launch::PidFileState::stale) {
       launch::clear_launch_state(*paths);
-      *ctx.err << "gb10tune rpc: removed a stale pid file: " << status.why << "\n";
+      *ctx.err << "gb10tune rpc stop: removed a stale pid file: " << status.why << "\n";
     }
     if (options.json) {
       auto doc = report::make_document("rpc stop");
@@ -194,7 +199,7 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
     return ExitCode::ok;
   }
   const auto stopped = launch::stop_server(
-      ctx.sysroot, *paths, milliseconds(static_cast<long>(options.timeout_s * 1000)), "rpc stop");
+      ctx.sysroot, *paths, milliseconds(static_cast<long>(options.grace_s * 1000)), "rpc stop");
   if (!stopped) {
     return fail(ctx, stopped.error());
   }
@@ -268,7 +273,7 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
     if (info) {
       doc["worker"] = worker_json(*info);
     } else {
-      doc["error"] = info.error().message;
+      report::add_failure(doc, to_int(ExitCode::failed), info.error().message);
     }
     *ctx.out << report::dump_document(doc);
   } else {
@@ -306,22 +311,48 @@ Runner setup_rpc(CLI::App& app) {
   start->add_option("--host", options->host,
                     "Address to bind (default 127.0.0.1; use the direct link's address)");
   common(start);
-  start->add_option("--server-bin", options->server_bin,
-                    "The rpc-server binary (default: ggml-rpc-server or rpc-server on PATH)");
-  start->add_flag("--cache,-c", options->cache,
+  start
+      ->add_option("--rpc-server", options->server_bin,
+                   "The rpc-server binary (default: ggml-rpc-server or rpc-server on PATH)")
+      ->option_text("PATH");
+  keep_renamed(start->add_option("--server-bin", options->server_bin), "--rpc-server",
+               options->renamed);
+  start->add_flag("--cache", options->cache,
                   "Pass -c: the worker keeps received tensors in a local cache, so a restart of "
                   "the head loads them from disk instead of over the link");
-  start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)");
-  start->add_option("--device", options->devices, "Pass -d LIST (devices to serve)");
+  // -c is the context size (launch, llama-server); here it was the cache.
+  keep_renamed(start->add_flag("-c", options->cache), "--cache", options->renamed);
+  start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)")
+      ->option_text("N");
+  start
+      ->add_option("--device", options->devices,
+                   "Pass -d LIST: llama.cpp's device names to serve (e.g. CUDA0,CUDA1; "
+                   "`rpc-server --help` lists them)")
+      ->option_text("LIST");
   start->add_flag("--expose", options->expose,
                   "Allow binding 0.0.0.0 or ::; the RPC protocol has no authentication");
-  start->add_option("--timeout", options->timeout_s, "Seconds to wait for the hello (default 60)")
-      ->check(CLI::Range(1.0, 3600.0));
+  start
+      ->add_option("--timeout", options->timeout_s,
+                   "Seconds to wait for the worker's hello (default 60)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->option_text("SECONDS");
+  start->footer(exit_code_footer(
+      {{ExitCode::ok, "ready"},
+       {ExitCode::failed, "a worker started by gb10tune already runs on the port"},
+       {ExitCode::usage, "usage error (an any-address bind without --expose, no rpc-server)"},
+       {ExitCode::server_failed, "the worker failed to start or to answer its hello"},
+       {ExitCode::interrupted, "interrupted (SIGINT), the worker stopped"},
+       {ExitCode::terminated, "terminated (SIGTERM), the worker stopped"}}));
   start->callback([options] { options->action = "start"; });
   CLI::App* stop = rpc->add_subcommand("stop", "Stop the worker that `rpc start` started.");
   common(stop);
-  stop->add_option("--timeout", options->timeout_s,
-                   "Seconds after SIGTERM before SIGKILL (default 60)");
+  stop->add_option("--grace", options->grace_s,
+                   "Seconds to wait after SIGTERM before SIGKILL (default 60)")
+      ->option_text("SECONDS");
+  keep_renamed(stop->add_option("--timeout", options->grace_s), "--grace", options->renamed);
+  stop->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
+                                 {ExitCode::failed, "the worker could not be stopped"},
+                                 {ExitCode::usage}}));
   stop->callback([options] { options->action = "stop"; });
   CLI::App* status = rpc->add_subcommand(
       "status",
@@ -329,12 +360,11 @@ Runner setup_rpc(CLI::App& app) {
       "--host/--port).");
   status->add_option("--host", options->host, "The worker's address (default 127.0.0.1)");
   common(status);
+  status->footer(exit_code_footer(
+      {{ExitCode::ok, "it answers"}, {ExitCode::failed, "it does not answer"}, {ExitCode::usage}}));
   status->callback([options] { options->action = "status"; });
-  rpc->footer(
-      "Exit codes: 0 ok; 1 the worker does not answer, or could not be stopped; 2 usage error "
-      "(an any-address bind without --expose, no rpc-server binary); 5 the worker failed to "
-      "start or answer.");
   return [options](Context& ctx) {
+    note_renamed(options->renamed, ctx);
     if (options->action == "start") {
       return run_start(*options, ctx);
     }

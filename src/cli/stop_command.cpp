@@ -4,11 +4,14 @@
 
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/sys/process_owner.hpp"
+#include "renamed_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -19,7 +22,8 @@ using std::chrono::milliseconds;
 struct StopOptions {
   bool all = false;
   bool json = false;
-  double timeout_s = 30;
+  double grace_s = 30;
+  std::vector<RenamedOption> renamed;
 };
 
 // One process stop tried (or refused).
@@ -84,7 +88,7 @@ Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
     return Error{dir.error().message, ExitCode::usage};
   }
   const launch::StatePaths paths = launch::StatePaths::under(*dir);
-  const milliseconds grace{static_cast<long>(options.timeout_s * 1000.0)};
+  const milliseconds grace{static_cast<long>(options.grace_s * 1000.0)};
   StopOutcome outcome;
   outcome.all = options.all;
   outcome.pid_file_path = paths.pid_file.string();
@@ -228,13 +232,17 @@ nlohmann::json render_json(const StopOutcome& outcome) {
 }
 
 ExitCode run(const StopOptions& options, Context& ctx) {
+  note_renamed(options.renamed, ctx);
   auto outcome = compute(options, ctx);
   if (!outcome) {
-    *ctx.err << "gb10tune stop: " << outcome.error().message << "\n";
-    return outcome.error().code;
+    return report_failure(ctx, outcome.error());
   }
   if (options.json) {
-    *ctx.out << report::dump_document(render_json(*outcome));
+    auto doc = render_json(*outcome);
+    if (outcome->failed()) {
+      report::add_failure(doc, to_int(ExitCode::failed), "a process could not be stopped");
+    }
+    *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << render_text(*outcome);
   }
@@ -253,14 +261,16 @@ Runner setup_stop(CLI::App& app) {
   sub->add_flag("--all", options->all,
                 "Stop every llama-server process of this user, listed first, including ones "
                 "gb10tune did not start");
-  sub->add_option("--timeout", options->timeout_s,
+  sub->add_option("--grace", options->grace_s,
                   "Seconds to wait after SIGTERM before SIGKILL (default 30)")
       ->check(CLI::Range(0.0, 3600.0))
       ->option_text("SECONDS");
+  keep_renamed(sub->add_option("--timeout", options->grace_s)->check(CLI::Range(0.0, 3600.0)),
+               "--grace", options->renamed);
   sub->add_flag("--json", options->json, "Print one JSON document");
-  sub->footer(
-      "Exit codes: 0 stopped, or nothing to stop; 1 a process could not be stopped; 2 usage "
-      "error.");
+  sub->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
+                                {ExitCode::failed, "a process could not be stopped"},
+                                {ExitCode::usage}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 

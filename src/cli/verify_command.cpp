@@ -6,6 +6,8 @@
 #include <fstream>
 #include <memory>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/state_dir.hpp"
@@ -103,8 +105,8 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   if (!options.server_help.empty()) {
     std::ifstream in(options.server_help, std::ios::binary);
     if (!in) {
-      *ctx.err << "gb10tune verify: cannot read --server-help file " << options.server_help << "\n";
-      return ExitCode::usage;
+      return report_failure(
+          ctx, Error{"cannot read --server-help file " + options.server_help, ExitCode::usage});
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     given_help = server::ServerFlags::parse_help(text);
@@ -241,9 +243,11 @@ Runner setup_verify(CLI::App& app) {
   sub->add_option("--server-system-info", options->server_system_info,
                   "Read the build's system_info line from this file instead of running it")
       ->group("");  // hidden: for captured machines and tests
-  sub->footer(
-      "Exit codes: 0 nothing failed, 1 a check failed or no llama-server is running (--strict: "
-      "or a check warned), 2 usage error.");
+  sub->footer(exit_code_footer(
+      {{ExitCode::ok, "nothing failed"},
+       {ExitCode::failed,
+        "a check failed or no llama-server is running (--strict: or a check warned)"},
+       {ExitCode::usage}}));
   return [options](Context& ctx) { return run(*options, ctx); };
 }
 

@@ -12,6 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "exit_code_footer.hpp"
+#include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/child_process.hpp"
@@ -463,8 +465,9 @@ std::optional<ExitCode> Watcher::step(double t_s) {
   }
   auto sample = m_sampler->take(t_s, m_server ? m_server->process : watch::WatchedProcess{});
   if (!sample) {
-    *m_ctx.err << "gb10tune watch: MemAvailable cannot be read: " << sample.error().message << "\n";
-    return ExitCode::failed;
+    return report_failure(
+        m_ctx, Error{"MemAvailable cannot be read: " + sample.error().message, ExitCode::failed},
+        true);
   }
   if (m_server && !sample->server_running) {
     if (auto end = server_vanished(t_s, *sample)) {
@@ -480,17 +483,18 @@ ExitCode Watcher::run() {
     const std::string why = status.state == launch::PidFileState::stale
                                 ? " (the pid file is stale: " + status.why + ")"
                                 : "";
-    *m_ctx.err << fmt::format(
-        "gb10tune watch: no llama-server started by gb10tune is running{}; start one with "
-        "`gb10tune launch`, or pass --wait to wait for one\n",
-        why);
-    return ExitCode::failed;
+    return report_failure(m_ctx,
+                          Error{fmt::format("no llama-server started by gb10tune is running{}; "
+                                            "start one with `gb10tune launch`, or pass --wait to "
+                                            "wait for one",
+                                            why),
+                                ExitCode::failed},
+                          true);
   }
   const launch::LaunchRecord* record = status.server ? &status.server->record : nullptr;
   const auto thresholds = watch_thresholds(m_o, record);
   if (!thresholds) {
-    *m_ctx.err << "gb10tune watch: " << thresholds.error().message << "\n";
-    return thresholds.error().code;
+    return report_failure(m_ctx, thresholds.error(), true);
   }
   m_thresholds = *thresholds;
   watch::RestartPolicy restart;
@@ -508,9 +512,10 @@ ExitCode Watcher::run() {
       files.push_back(entry.path());
     }
     if (ec || files.empty()) {
-      *m_ctx.err << "gb10tune watch: --replay-meminfo " << m_o.replay_meminfo
-                 << " holds no files\n";
-      return ExitCode::usage;
+      return report_failure(
+          m_ctx,
+          Error{"--replay-meminfo " + m_o.replay_meminfo + " holds no files", ExitCode::usage},
+          true);
     }
     std::sort(files.begin(), files.end());
     meminfo = watch::meminfo_sequence(std::move(files));
@@ -624,15 +629,16 @@ ExitCode print_units(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   std::error_code ec;
   fs::create_directories(o.unit_dir, ec);
   if (ec) {
-    *ctx.err << fmt::format("gb10tune watch: cannot create --unit-dir {}: {}\n", o.unit_dir,
-                            ec.message());
-    return ExitCode::usage;
+    return report_failure(
+        ctx,
+        Error{fmt::format("cannot create --unit-dir {}: {}", o.unit_dir, ec.message()),
+              ExitCode::usage},
+        true);
   }
   for (const watch::UnitFile& file : files) {
     const fs::path path = fs::path(o.unit_dir) / file.name;
     if (const Status written = platform::write_file_atomic(path, file.content); !written) {
-      *ctx.err << "gb10tune watch: " << written.error().message << "\n";
-      return ExitCode::usage;
+      return report_failure(ctx, Error{written.error().message, ExitCode::usage}, true);
     }
     fs::permissions(path,
                     fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
@@ -651,8 +657,7 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   }
   const auto dir = platform::state_dir(ctx.env);
   if (!dir) {
-    *ctx.err << "gb10tune watch: " << dir.error().message << "\n";
-    return ExitCode::usage;
+    return report_failure(ctx, Error{dir.error().message, ExitCode::usage}, true);
   }
   Watcher watcher(o, ctx, launch::StatePaths::under(*dir));
   return watcher.run();
@@ -719,11 +724,17 @@ Runner setup_watch(CLI::App& app) {
   sub->add_option("--replay-meminfo", o->replay_meminfo,
                   "Read MemAvailable from the files of DIR in name order, one per sample")
       ->group("");  // hidden: tests
-  sub->footer(
-      "Exit codes: 0 the samples asked for were taken with the server running, or it was "
-      "stopped with gb10tune stop; 1 nothing to watch, the server was stopped by the floor or "
-      "exited (without --restart), or restarts were given up; 2 usage error; 5 restarts were "
-      "given up after a failed start; 130 SIGINT or SIGTERM.");
+  sub->footer(exit_code_footer(
+      {{ExitCode::ok,
+        "the samples asked for were taken with the server running, or it was stopped with "
+        "gb10tune stop"},
+       {ExitCode::failed,
+        "nothing to watch, the server was stopped by the floor or exited (without --restart), or "
+        "restarts were given up"},
+       {ExitCode::usage},
+       {ExitCode::server_failed, "restarts were given up after a failed start"},
+       {ExitCode::interrupted, "interrupted (SIGINT), the server runs on"},
+       {ExitCode::terminated, "terminated (SIGTERM), the server runs on"}}));
   return [o, sub](Context& ctx) { return run_watch(*o, *sub, ctx); };
 }
 

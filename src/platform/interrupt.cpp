@@ -9,11 +9,14 @@ namespace gb10tune::platform {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};
 
 extern "C" void on_signal(int signal) {
-  if (g_interrupted.exchange(true)) {
+  if (g_interrupted.load()) {
     ::_exit(128 + signal);  // a second Ctrl-C: the user insists
   }
+  g_signal = signal;  // before the flag: a job that sees the flag finds the signal
+  g_interrupted = true;
 }
 
 }  // namespace
@@ -25,6 +28,7 @@ struct InterruptGuard::Saved {
 
 InterruptGuard::InterruptGuard() : m_saved(new Saved) {
   g_interrupted = false;
+  g_signal = 0;
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
@@ -40,6 +44,10 @@ InterruptGuard::~InterruptGuard() {
 
 const std::atomic<bool>& InterruptGuard::flag() const {
   return g_interrupted;
+}
+
+int InterruptGuard::last_signal() {
+  return g_signal;
 }
 
 }  // namespace gb10tune::platform

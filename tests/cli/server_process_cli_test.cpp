@@ -56,17 +56,18 @@ struct Fixture {
   }
 };
 
-// Runs start_server, collecting the progress lines.
+// Runs start_server, collecting the progress it reported.
 struct Started {
   Expected<launch::StartResult> result = Error{"not run"};
-  std::vector<std::string> progress;
+  std::vector<launch::StartProgress> progress;
 };
 
 Started start(const launch::StartRequest& request,
               const std::atomic<bool>& interrupted = std::atomic<bool>{false}) {
   Started started;
   started.result = launch::start_server(
-      request, [&](std::string_view line) { started.progress.emplace_back(line); }, interrupted);
+      request, [&](const launch::StartProgress& now) { started.progress.push_back(now); },
+      interrupted);
   return started;
 }
 
@@ -109,7 +110,7 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   EXPECT_TRUE(contains(log, "system_info:")) << log;
   EXPECT_TRUE(contains(log, "listening on http://127.0.0.1:" + std::to_string(f.port))) << log;
   ASSERT_FALSE(started.progress.empty());
-  EXPECT_TRUE(contains(started.progress.back(), "s")) << started.progress.back();
+  EXPECT_EQ(started.progress.back().timeout, 30s);  // the fixture's
 
   const auto status = launch::check_pid_file(platform::Sysroot(), f.paths);
   EXPECT_EQ(status.state, PidFileState::running) << status.why;
@@ -270,8 +271,8 @@ TEST(CliServerProcess, TimeoutRestartsWhileTheLogShowsProgress) {
   ASSERT_TRUE(started.result) << started.result.error().message;
   EXPECT_GE(started.result->to_ready, 2500ms);
   bool saw_loading = false;
-  for (const std::string& line : started.progress) {
-    saw_loading = saw_loading || contains(line, "loading model");
+  for (const launch::StartProgress& now : started.progress) {
+    saw_loading = saw_loading || now.load.stage == launch::LoadStage::loading_tensors;
   }
   EXPECT_TRUE(saw_loading);
   ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
@@ -285,8 +286,8 @@ TEST(CliServerProcess, InterruptStopsTheServer) {
   int seen_pid = 0;
   const auto result = launch::start_server(
       request,
-      [&](std::string_view line) {
-        if (contains(std::string(line), "loading model")) {
+      [&](const launch::StartProgress& now) {
+        if (now.load.stage >= launch::LoadStage::loading_model) {
           // The pid file exists while waiting: the server is recorded from the start.
           seen_pid = std::stoi(read_text(f.paths.pid_file));
           interrupted = true;

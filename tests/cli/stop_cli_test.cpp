@@ -64,7 +64,7 @@ TEST(CliStop, KillsAfterTheTimeoutAndReportsJson) {
   StopFixture f;
   const int pid = f.start({{"STANDIN_IGNORE_SIGTERM", "1"}});
   ASSERT_GT(pid, 0);
-  const CliResult result = run_binary({"stop", "--timeout", "0.5", "--json"});
+  const CliResult result = run_binary({"stop", "--grace", "0.5", "--json"});
   EXPECT_EQ(result.exit_code, 0) << result.out;
   const auto doc = nlohmann::json::parse(result.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << result.out;
@@ -127,7 +127,7 @@ TEST(CliStop, AllListsTheUsersServersAndRefusesToSignalACapturedMachine) {
 
 TEST(CliStop, RejectsABadTimeout) {
   StopFixture f;
-  const CliResult result = run_binary({"stop", "--timeout", "-1"});
+  const CliResult result = run_binary({"stop", "--grace", "-1"});
   EXPECT_EQ(result.exit_code, 2) << result.out;
 }
 

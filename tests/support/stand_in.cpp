@@ -201,6 +201,24 @@ nlohmann::json read_record(const fs::path& path) {
   return doc;
 }
 
+std::vector<std::string> stand_in_launch_args(const std::string& model) {
+  return {"launch",
+          "--model",
+          model,
+          "--llama-server",
+          stand_in_server_path().string(),
+          "--profile",
+          "single-slot",
+          "--ctx-per-slot",
+          "4096",
+          "--cache-ram",
+          "0",
+          "--reserve",
+          "0",
+          "--port",
+          std::to_string(free_tcp_port())};
+}
+
 int start_stand_in_through_launch(const launch::StatePaths& paths,
                                   const std::map<std::string, std::string>& env) {
   const int port = free_tcp_port();

@@ -30,6 +30,10 @@ int free_tcp_port();
 int start_stand_in_through_launch(const launch::StatePaths& paths,
                                   const std::map<std::string, std::string>& env = {});
 
+// The arguments of `gb10tune launch` for `model` on the stand-in at a free port, planned
+// small enough for any machine: single-slot, 4096 tokens, no prompt cache, no reserve.
+std::vector<std::string> stand_in_launch_args(const std::string& model);
+
 // How a child ended.
 struct ChildExit {
   int exit_status = -1;  // exit code, -1 when killed by a signal

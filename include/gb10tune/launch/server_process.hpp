@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gb10tune/launch/launch_record.hpp"
+#include "gb10tune/launch/load_progress.hpp"
 #include "gb10tune/launch/start_failure.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/file_lock.hpp"
@@ -93,8 +94,15 @@ struct StartResult {
   std::chrono::milliseconds to_ready{0};  // from the spawn to the first /health 200
 };
 
-// Receives one progress line for stderr ("loading model… 12 s").
-using ProgressFn = std::function<void(std::string_view line)>;
+// Where a start stands while it waits for the server.
+struct StartProgress {
+  LoadProgress load;                     // what the server's log shows
+  std::chrono::milliseconds elapsed{0};  // since the spawn
+  std::chrono::milliseconds timeout{0};  // the wait without log output that ends it
+};
+
+// Receives the progress of a start: when what the log shows changes, and about every second.
+using ProgressFn = std::function<void(const StartProgress& progress)>;
 
 // Starts the server and waits until it is ready. The server runs from the argv vector (never a
 // shell) in its own session, stdin /dev/null, stdout and stderr appended to paths.log after a

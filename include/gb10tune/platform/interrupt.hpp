@@ -1,5 +1,6 @@
 // Ctrl-C handling for long jobs: SIGINT and SIGTERM set a flag that the job polls between
-// steps, so that every allocation is freed on the way out.
+// steps, so that every allocation is freed on the way out; which signal it was decides the
+// exit code (130 or 143).
 #pragma once
 
 #include <atomic>
@@ -14,8 +15,13 @@ class InterruptGuard {
   InterruptGuard& operator=(const InterruptGuard&) = delete;
   ~InterruptGuard();
 
-  // Becomes true at the first SIGINT/SIGTERM. A second signal ends the process at once.
+  // Becomes true at the first SIGINT/SIGTERM. A second signal ends the process at once, with
+  // 128 + that signal.
   const std::atomic<bool>& flag() const;
+
+  // The signal that set the flag of the current guard, or of the last one after it is gone;
+  // 0 when none did. Reset when a guard is installed.
+  static int last_signal();
 
  private:
   struct Saved;

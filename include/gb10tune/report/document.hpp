@@ -17,6 +17,17 @@ nlohmann::json make_document(std::string_view command);
 // hostile /proc file, say) are replaced, never thrown on.
 std::string dump_document(const nlohmann::json& doc);
 
+// The same on one line (JSON Lines), with a final newline.
+std::string dump_document_line(const nlohmann::json& doc);
+
+// Marks `doc` as a failure, in the shape verify's document has: "exit_code" (the process's)
+// and "error" (the message saying what failed and how to fix it).
+void add_failure(nlohmann::json& doc, int exit_code, std::string_view message);
+
+// What a command prints with --json when it fails before it has anything else to say:
+// make_document(command) with add_failure.
+nlohmann::json failure_document(std::string_view command, int exit_code, std::string_view message);
+
 // How text output may be decorated.
 class TextStyle {
  public:

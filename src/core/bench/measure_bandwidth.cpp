@@ -15,7 +15,7 @@ Expected<BandwidthRun> measure_bandwidth(const BandwidthOptions& options,
     return Error{fmt::format("gb10tune bench: {}", gpu::no_gpu_reason(gpus)), ExitCode::no_gpu};
   }
   if (options.device < 0 || options.device >= static_cast<int>(gpus.devices.size())) {
-    return Error{fmt::format("--device {} does not exist: this machine has {} CUDA device(s), "
+    return Error{fmt::format("--cuda-device {} does not exist: this machine has {} CUDA device(s), "
                              "numbered from 0",
                              options.device, gpus.devices.size()),
                  ExitCode::usage};

@@ -1,8 +1,10 @@
 #include "gb10tune/launch/profile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -49,15 +51,33 @@ std::string known_keys() {
 const std::vector<SettingSpec>& launch_setting_specs() {
   using K = SettingKind;
   static const std::vector<SettingSpec> specs = {
-      {"models_dir", K::text, "~/models", {}, 0, 0, "folder holding the model's GGUF file"},
-      {"model", K::text, "", {}, 0, 0, "the model file (\"\" = the one main *.gguf in models_dir)"},
+      {"models_dir",
+       K::text,
+       "~/models",
+       {},
+       0,
+       0,
+       "folder with the model's GGUF file",
+       "--models-dir",
+       "DIR"},
+      {"model",
+       K::text,
+       "",
+       {},
+       0,
+       0,
+       "the model's GGUF file (default: the one main *.gguf in --models-dir)",
+       "--model,-m",
+       "FILE"},
       {"mmproj",
        K::text,
        "auto",
        {},
        0,
        0,
-       "projector: auto (the one *mmproj*.gguf beside the model), none, or a path"},
+       "projector: auto (the one *mmproj*.gguf beside the model), none, or a GGUF file",
+       "--mmproj",
+       "FILE"},
       {"mmproj_offload",
        K::boolean,
        true,
@@ -65,17 +85,42 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        0,
        0,
        "the projector's weights and compute buffer on the GPU (false: --no-mmproj-offload)"},
-      {"llama_server", K::text, "llama-server", {}, 0, 0, "the llama-server binary (PATH lookup)"},
-      {"slots", K::integer, 1, {}, 1, 256, "parallel slots (-np)"},
+      {"llama_server",
+       K::text,
+       "llama-server",
+       {},
+       0,
+       0,
+       "the llama-server binary (a name is looked up in PATH)",
+       "--llama-server",
+       "PATH"},
+      {"slots", K::integer, 1, {}, 1, 256, "parallel slots (-np)", "--slots", "N"},
       {"ctx_per_slot",
        K::integer,
        0,
        {},
        0,
        1 << 24,
-       "context tokens per slot (-c = this x slots; 0 = the model's native context)"},
-      {"gpu_layers", K::text, "all", {}, 0, 0, "layers on the GPU: all, or a number (-ngl)"},
-      {"flash_attn", K::text, "on", {"on", "off", "auto"}, 0, 0, "flash attention (-fa)"},
+       "context tokens per slot (-c = this x slots; 0 = the model's native context)",
+       "--ctx-per-slot",
+       "N"},
+      {"gpu_layers",
+       K::text,
+       "all",
+       {},
+       0,
+       0,
+       "layers on the GPU: all, or a number (-ngl)",
+       "--gpu-layers",
+       "all|N"},
+      {"flash_attn",
+       K::text,
+       "on",
+       {"on", "off", "auto"},
+       0,
+       0,
+       "flash attention (-fa)",
+       "--flash-attn"},
       {"mtp",
        K::text,
        "auto",
@@ -83,7 +128,15 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        0,
        0,
        "draft-mtp speculative decoding: auto = when the model has an MTP head (K4)"},
-      {"draft_n_max", K::integer, 4, {}, 1, 64, "--spec-draft-n-max with MTP (K4)"},
+      {"draft_n_max",
+       K::integer,
+       4,
+       {},
+       1,
+       64,
+       "drafted tokens with MTP (--spec-draft-n-max, K4)",
+       "--draft-n-max",
+       "N"},
       {"kv_unified",
        K::text,
        "auto",
@@ -97,16 +150,43 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        {},
        -1,
        1 << 30,
-       "prompt cache limit in MiB (--cache-ram; -1 = no limit, 0 = off)"},
-      {"cache_type_k", K::text, "f16", {}, 0, 0, "K cache type (-ctk)"},
-      {"cache_type_v", K::text, "f16", {}, 0, 0, "V cache type (-ctv)"},
+       "prompt cache limit in MiB (--cache-ram; -1 = no limit, 0 = off)",
+       "--cache-ram",
+       "MIB"},
+      {"cache_type_k", K::text, "f16", {}, 0, 0, "K cache type (-ctk)", "--cache-type-k", "TYPE"},
+      {"cache_type_v", K::text, "f16", {}, 0, 0, "V cache type (-ctv)", "--cache-type-v", "TYPE"},
       {"swa_full", K::boolean, false, {}, 0, 0, "full-size cache for sliding-window layers"},
-      {"ubatch", K::integer, 512, {}, 1, 1 << 20, "physical batch size (-ub)"},
+      {"ubatch", K::integer, 512, {}, 1, 1 << 20, "physical batch size (-ub)", "--ubatch", "N"},
       {"jinja", K::boolean, true, {}, 0, 0, "jinja chat templates (--jinja)"},
-      {"host", K::text, "127.0.0.1", {}, 0, 0, "address to listen on (--host)"},
-      {"port", K::integer, 8080, {}, 1, 65535, "port to listen on (--port)"},
-      {"reserve", K::text, "12GB", {}, 0, 0, "memory kept for the system (K13)"},
-      {"overhead", K::text, "32MiB", {}, 0, 0, "extra margin above the modelled buffers"},
+      {"host",
+       K::text,
+       "127.0.0.1",
+       {},
+       0,
+       0,
+       "address to listen on (--host)",
+       "--host",
+       "ADDRESS"},
+      {"port", K::integer, 8080, {}, 1, 65535, "port to listen on (--port)", "--port", "PORT"},
+      {"reserve",
+       K::text,
+       "12GB",
+       {},
+       0,
+       0,
+       "memory kept for the system (K13)",
+       "--reserve",
+       "SIZE"},
+      {"overhead",
+       K::text,
+       "32MiB",
+       {},
+       0,
+       0,
+       "extra margin above the modelled buffers (with --force, an unsupported architecture's "
+       "whole estimate beyond its weights)",
+       "--overhead",
+       "SIZE"},
       {"fit",
        K::text,
        "auto",
@@ -128,7 +208,9 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        {},
        1,
        86400,
-       "seconds to wait for /health; restarts while the log shows loading progress"},
+       "seconds to wait for /health; restarts while the log shows loading progress",
+       "--timeout",
+       "SECONDS"},
       {"extra_args",
        K::text_list,
        json::array(),
@@ -138,6 +220,45 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        "further llama-server arguments, appended as given"},
   };
   return specs;
+}
+
+namespace {
+
+// A setting's value as --help shows it: text as it is, anything else as JSON.
+std::string shown(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+std::string setting_help(const SettingSpec& spec) {
+  std::string help(spec.help);
+  if (!help.empty()) {
+    help.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(help.front())));
+  }
+  std::vector<std::string> notes;
+  if (!(spec.built_in.is_string() && spec.built_in.get<std::string>().empty())) {
+    notes.push_back("default " + shown(spec.built_in));
+  }
+  std::vector<std::string> profiles;
+  for (const auto& [name, text] : builtin_profiles()) {
+    const auto profile = parse_settings_document(text, "profile " + name);
+    if (profile && profile->settings.contains(std::string(spec.key))) {
+      profiles.push_back(name + " " + shown(profile->settings[std::string(spec.key)]));
+    }
+  }
+  if (!profiles.empty()) {
+    notes.push_back(fmt::format("profiles: {}", fmt::join(profiles, ", ")));
+  }
+  if (spec.kind == SettingKind::integer) {
+    notes.push_back(fmt::format("{} to {}", spec.min, spec.max));
+  }
+  return notes.empty() ? help : fmt::format("{} [{}]", help, fmt::join(notes, "; "));
+}
+
+std::string setting_value_text(const SettingSpec& spec) {
+  return spec.value_text.empty() ? fmt::format("{}", fmt::join(spec.choices, "|"))
+                                 : std::string(spec.value_text);
 }
 
 Status check_setting(std::string_view key, const json& value, const std::string& source) {

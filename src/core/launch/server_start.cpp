@@ -115,9 +115,8 @@ std::string seconds(milliseconds ms) {
 // What the log says about loading, from the text of this start (read in chunks).
 class LogWatcher {
  public:
-  LogWatcher(fs::path path, std::uintmax_t start) : m_path(std::move(path)), m_start(start) {
-    m_seen = start;
-  }
+  LogWatcher(fs::path path, std::uintmax_t start)
+      : m_path(std::move(path)), m_start(start), m_seen(start) {}
 
   // Reads what was appended since the last call; true when the log grew.
   bool update() {
@@ -125,30 +124,13 @@ class LogWatcher {
     if (size <= m_seen) {
       return false;
     }
-    const std::string chunk = m_carry + read_from(m_path, m_seen, kMaxScan);
+    m_reader.feed(read_from(m_path, m_seen, kMaxScan));
     m_seen = size;
-    if (chunk.find("loading model") != std::string::npos ||
-        chunk.find("llama_model_loader") != std::string::npos ||
-        chunk.find("load_tensors") != std::string::npos) {
-      m_loading = true;
-    }
-    if (chunk.find("model loaded") != std::string::npos ||
-        chunk.find("listening on") != std::string::npos) {
-      m_loaded = true;
-    }
-    m_carry = chunk.size() > 64 ? chunk.substr(chunk.size() - 64) : chunk;
     return true;
   }
 
-  bool loaded() const { return m_loaded; }
-
-  // "loading model", "model loaded, waiting for /health", "starting llama-server".
-  std::string_view phase() const {
-    if (m_loaded) {
-      return "model loaded, waiting for /health";
-    }
-    return m_loading ? "loading model" : "starting llama-server";
-  }
+  bool loaded() const { return m_reader.progress().stage == LoadStage::loaded; }
+  const LoadProgress& progress() const { return m_reader.progress(); }
 
   // The text of this start (at most the last `max` bytes).
   std::string text(std::size_t max = 64 * 1024) const { return read_from(m_path, m_start, max); }
@@ -157,9 +139,7 @@ class LogWatcher {
   fs::path m_path;
   std::uintmax_t m_start = 0;
   std::uintmax_t m_seen = 0;
-  std::string m_carry;
-  bool m_loading = false;
-  bool m_loaded = false;
+  LoadLogReader m_reader;
 };
 
 // Builds the Error of a failed start; `log_text` is what this start logged.
@@ -298,7 +278,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
 
   auto deadline = spawned_at + request.timeout;
   auto last_progress = Clock::time_point{};
-  std::string_view last_phase;
+  std::string last_shown;  // what the last progress call showed
   int ready_answers = 0;
   while (true) {
     const auto iteration = Clock::now();
@@ -326,11 +306,14 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
       clear_launch_state(paths);
       return failure_error(failure, how, evidence, text, paths.log);
     }
-    if (progress &&
-        (log.phase() != last_phase || iteration - last_progress >= milliseconds(1000))) {
-      last_phase = log.phase();
-      last_progress = iteration;
-      progress(fmt::format("{}… {} s", last_phase, elapsed.count() / 1000));
+    if (progress) {
+      std::string shown = log.progress().describe();
+      if (shown != last_shown || iteration - last_progress >= milliseconds(1000)) {
+        last_shown = std::move(shown);
+        last_progress = iteration;
+        progress(StartProgress{log.progress(), elapsed,
+                               std::chrono::duration_cast<milliseconds>(request.timeout)});
+      }
     }
 
     if (request.ready_check) {

@@ -15,6 +15,21 @@ std::string dump_document(const nlohmann::json& doc) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+std::string dump_document_line(const nlohmann::json& doc) {
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void add_failure(nlohmann::json& doc, int exit_code, std::string_view message) {
+  doc["exit_code"] = exit_code;
+  doc["error"] = message;
+}
+
+nlohmann::json failure_document(std::string_view command, int exit_code, std::string_view message) {
+  nlohmann::json doc = make_document(command);
+  add_failure(doc, exit_code, message);
+  return doc;
+}
+
 TextStyle TextStyle::for_stream(bool is_tty, const platform::Environment& env) {
   return TextStyle(is_tty && !env.contains("NO_COLOR"));
 }

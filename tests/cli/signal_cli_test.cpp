@@ -1,0 +1,126 @@
+// SIGINT and SIGTERM end a long-running command with 128 + the signal (130, 143), and launch
+// stops the server it was waiting for either way.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+#include "gb10tune/platform/child_process.hpp"
+#include "support/stand_in.hpp"
+#include "support/test_context.hpp"
+#include "support/test_models.hpp"
+
+namespace gb10tune::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The real binary run in the background with its output in a file.
+struct BackgroundRun {
+  TempDir dir;
+  std::filesystem::path output = dir.path() / "output.txt";
+  std::optional<platform::Child> child;
+
+  BackgroundRun(const std::vector<std::string>& args,
+                const std::map<std::string, std::string>& env) {
+    std::vector<std::string> argv{GB10TUNE_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    platform::Environment environment = platform::Environment::current();
+    for (const auto& [name, value] : env) {
+      environment.set(name, value);
+    }
+    const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    auto spawned = platform::Child::spawn(argv, environment.to_strings(), fd);
+    ::close(fd);
+    EXPECT_TRUE(spawned) << spawned.error().message;
+    if (spawned) {
+      child.emplace(std::move(*spawned));
+    }
+  }
+
+  ~BackgroundRun() {
+    if (child && !child->poll()) {
+      child->terminate(2s);
+    }
+  }
+
+  // Its exit, waiting up to `timeout`.
+  std::optional<platform::ChildExit> wait(std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      if (auto exit = child->poll()) {
+        return exit;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return std::nullopt;
+  }
+};
+
+// Waits up to 20 s for `path` to hold a pid; 0 when it does not.
+int wait_for_pid_file(const std::filesystem::path& path) {
+  for (int i = 0; i < 1000; ++i) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      const std::string text = read_text(path);
+      if (!text.empty() && text.back() == '\n') {
+        return std::stoi(text);
+      }
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return 0;
+}
+
+// launch waiting for a stand-in that loads for a minute, ended by `signal`: the exit code,
+// the server stopped, its pid file gone.
+void expect_launch_ends_on(int signal, int code) {
+  TempDir dir;
+  const auto model = dir.path() / "m.gguf";
+  tiny_qwen35_model().write(model);
+  const auto state = dir.path() / "state";
+  BackgroundRun run(stand_in_launch_args(model.string()),
+                    {{"XDG_STATE_HOME", state.string()},
+                     {"XDG_CONFIG_HOME", (dir.path() / "config").string()},
+                     {"STANDIN_LOAD_MS", "60000"}});
+  ASSERT_TRUE(run.child);
+  const auto pid_file = state / "gb10tune" / "llama-server.pid";
+  const int server = wait_for_pid_file(pid_file);
+  ASSERT_GT(server, 0) << read_text(run.output);
+  EXPECT_TRUE(process_alive(server));
+  std::this_thread::sleep_for(300ms);  // into the readiness wait
+  run.child->signal(signal);
+  const auto exit = run.wait(20s);
+  ASSERT_TRUE(exit) << "launch did not end on signal " << signal;
+  EXPECT_EQ(exit->exit_status, code) << read_text(run.output);
+  EXPECT_FALSE(process_alive(server)) << "the server outlived launch";
+  EXPECT_FALSE(std::filesystem::exists(pid_file));
+  EXPECT_TRUE(contains(read_text(run.output), "interrupted")) << read_text(run.output);
+}
+
+TEST(CliSignals, SigtermEndsLaunchWith143AndStopsTheServer) {
+  expect_launch_ends_on(SIGTERM, 143);
+}
+
+TEST(CliSignals, SigintEndsLaunchWith130AndStopsTheServer) {
+  expect_launch_ends_on(SIGINT, 130);
+}
+
+TEST(CliSignals, SigtermEndsWatchWith143) {
+  TempDir dir;
+  BackgroundRun run({"watch", "--wait"}, {{"XDG_STATE_HOME", dir.path().string()}});
+  ASSERT_TRUE(run.child);
+  // Started: it says it waits for a launch.
+  for (int i = 0; i < 500 && !contains(read_text(run.output), "waiting"); ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  run.child->signal(SIGTERM);
+  const auto exit = run.wait(20s);
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_status, 143) << read_text(run.output);
+}
+
+}  // namespace
+}  // namespace gb10tune::testing
