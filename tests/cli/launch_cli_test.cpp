@@ -12,6 +12,7 @@
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune {
 namespace {
@@ -696,6 +697,33 @@ TEST(CliLaunchCommand, OldBuildIsAdaptedOrRefusedByName) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), "-fa"), argv.end());
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "on"), argv.end());         // -fa is a switch there
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--no-mmap"), argv.end());  // K19 on GB10
+}
+
+// Issue 22 item 1: launch refuses a llama-server binary others could replace (exit 2, naming it,
+// why and the fix) and never runs it, not even its --help.
+TEST(CliLaunchCommand, ServerBinaryOthersCouldReplaceIsRefusedAndNeverRun) {
+  ModelsFolder f;
+  const auto ran = f.dir.path() / "ran.json";
+  testing::ScopedEnv record("STANDIN_RECORD", ran.string());
+  const auto open = testing::copy_into_open_dir(f.dir, testing::stand_in_server_path());
+  const auto result = testing::run_cli_on(
+      "gb10", {"launch", "--dry-run", "--model", f.model, "--llama-server", open.string()}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
+  EXPECT_NE(result.err.find("refusing to run " + open.string()), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("chmod go-w " + open.parent_path().string()), std::string::npos)
+      << result.err;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+
+  const auto foreign = testing::copy_owned_by_another_user(f.dir, testing::stand_in_server_path());
+  if (!foreign) {
+    GTEST_SKIP() << "giving a file to another user needs root (CI runs as root)";
+  }
+  const auto owned = testing::run_cli_on(
+      "gb10", {"launch", "--dry-run", "--model", f.model, "--llama-server", foreign->string()}, {});
+  EXPECT_EQ(owned.exit_code, 2) << owned.err << owned.out;
+  EXPECT_NE(owned.err.find("binary owned by "), std::string::npos) << owned.err;
+  EXPECT_NE(owned.err.find("(uid 65534), not by root"), std::string::npos) << owned.err;
+  EXPECT_FALSE(std::filesystem::exists(ran));
 }
 
 TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {

@@ -105,6 +105,9 @@ using ProgressFn = std::function<void(std::string_view line)>;
 // On failure the Error's message holds the classification, the cause with its fix and the
 // last log lines; the child is stopped if still alive and the pid file and record removed;
 // the code is ExitCode::server_failed, or ExitCode::interrupted once `interrupted` is true.
+// A binary that may not run (trust::check_binary: another user's, or one others could
+// replace) is refused before anything else, with ExitCode::usage; one that may is executed at
+// its real path (symlinks resolved), the log and the record keeping the argv as given.
 Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
                                    const std::atomic<bool>& interrupted);
 
