@@ -16,6 +16,7 @@
 #include "gb10tune/server/system_info.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/flags_check.hpp"
 #include "gb10tune/verify/http_server_probe.hpp"
@@ -57,11 +58,15 @@ Expected<std::string> read_tail(const std::string& path, const fs::path& on_disk
   return text;
 }
 
-// The launch record and pid file of the state directory, when there are any.
-void load_launch_state(verify::VerifyServices& services, Context& ctx) {
+// The launch record and pid file of the state directory, when there are any. An Error when the
+// state directory or a file in it may not be believed (trust::check_state_dir).
+Status load_launch_state(verify::VerifyServices& services, Context& ctx) {
   const auto dir = platform::state_dir(ctx.env);
   if (!dir) {
-    return;  // no state directory: nothing was launched from here
+    return {};  // no state directory: nothing was launched from here
+  }
+  if (const Status trusted = trust::check_state_dir(*dir); !trusted) {
+    return trusted;
   }
   const launch::StatePaths paths = launch::StatePaths::under(*dir);
   std::error_code ec;
@@ -69,20 +74,23 @@ void load_launch_state(verify::VerifyServices& services, Context& ctx) {
     if (auto record = launch::read_launch_record(paths.record)) {
       services.record = std::move(record).value();
       services.record_path = paths.record.string();
-      return;
+      return {};
     } else {
       *ctx.err << "warning: launch record ignored: " << record.error().message << "\n";
     }
   }
-  if (fs::exists(paths.pid_file, ec)) {
-    std::ifstream in(paths.pid_file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const auto pid = parse_u64(trim(text)); pid && *pid > 0 && *pid <= 0x7fffffff) {
+  const auto text = trust::read_private_file(paths.pid_file);
+  if (!text) {
+    return text.error();
+  }
+  if (*text) {
+    if (const auto pid = parse_u64(trim(**text)); pid && *pid > 0 && *pid <= 0x7fffffff) {
       services.pid_file_pid = static_cast<int>(*pid);
     } else {
       *ctx.err << "warning: pid file " << paths.pid_file.string() << " holds no pid; ignored\n";
     }
   }
+  return {};
 }
 
 // The server's binary as verify may run it (--help, -lv 4), for a snapshot whose executable is
@@ -121,7 +129,10 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
 
   verify::VerifyServices services;
   services.root = &ctx.sysroot;
-  load_launch_state(services, ctx);
+  if (const Status loaded = load_launch_state(services, ctx); !loaded) {
+    *ctx.err << "gb10tune verify: " << loaded.error().message << "\n";
+    return loaded.error().code;
+  }
   services.nvml = [&ctx] { return ctx.gpu->query_nvml(); };
   services.read_log = [&ctx](const std::string& path) {
     return read_tail(path, ctx.sysroot.resolve(path), kLogTail);

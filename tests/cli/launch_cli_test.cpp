@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/platform/http_client.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
@@ -824,6 +826,30 @@ TEST(CliLaunchCommand, PresetSectionHoldsThePlannedOptions) {
 
 // The real binary starts the stand-in: the bad variable never reaches it, verify passes,
 // a second launch is refused, stop ends it.
+// Issue 22 item 5: launch starts nothing from a state directory its group may write (the record
+// it would leave there is what stop and watch --restart believe next): exit 1, naming it.
+TEST(CliLaunchStart, GroupWritableStateDirIsRefusedBeforeTheStart) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny model.gguf";
+  testing::report_model().write(model);
+  const auto state = dir.path() / "state" / "gb10tune";
+  ASSERT_TRUE(trust::ensure_private_dir(state));
+  const std::string refusal = testing::make_group_writable(state);
+  const int port = testing::free_tcp_port();
+  const auto result = testing::run_binary(
+      {"launch", "--model", model.string(), "--llama-server",
+       testing::stand_in_server_path().string(), "--profile", "single-slot", "--ctx-per-slot",
+       "4096", "--port", std::to_string(port), "--reserve", "0", "--overhead", "0"},
+      {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+       "XDG_CONFIG_HOME=" + (dir.path() / "config").string()});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(testing::contains(result.out, refusal)) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(state / "llama-server.pid"));
+  EXPECT_FALSE(platform::http_get(platform::Url{"http", "127.0.0.1", port, ""}, "/health",
+                                  std::chrono::milliseconds(300)))
+      << "a server was started";
+}
+
 TEST(CliLaunchStart, StartsVerifiesAndStops) {
   testing::TempDir dir;
   const auto model = dir.path() / "tiny model.gguf";

@@ -4,6 +4,7 @@
 
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -31,7 +32,7 @@ std::string server_help() {
 // Writes a launch record for `pid` started at `start` under the state dir of `dir`.
 void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = pid;
   record.start_time_ticks = start;
@@ -124,10 +125,24 @@ TEST(CliVerify, LaunchRecordOfTheRunningServerIsUsed) {
   EXPECT_EQ(doc["servers"][0]["pid"], 4242);
 }
 
+// Issue 22 item 5: a state directory its group may write is refused before its launch record
+// (the pid verify would check, the log it would read) is believed.
+TEST(CliVerify, GroupWritableStateDirIsRefusedBeforeTheRecordIsRead) {
+  testing::TempDir dir;
+  write_record(dir, 4242, 123456);
+  const auto state = dir.path() / "state" / "gb10tune";
+  const std::string refusal = testing::make_group_writable(state);
+  const auto result = run_cli_on("verify-clean", {"verify"}, verify_env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_FALSE(testing::contains(result.out, "4242")) << result.out;
+  EXPECT_TRUE(testing::contains(result.err, refusal)) << result.err;
+  EXPECT_TRUE(testing::contains(result.err, "chmod 700 " + state.string())) << result.err;
+}
+
 TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
   testing::TempDir dir;
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = 4242;
   record.start_time_ticks = 123456;
@@ -159,7 +174,7 @@ TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
 // document, as launch writes it; null/absent stand for one pool / an older gb10tune.
 void write_dgpu_record(const testing::TempDir& dir, const std::optional<json>& devices) {
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = 4242;
   record.start_time_ticks = 123456;

@@ -37,6 +37,11 @@ fs::path marker_script_in_open_dir(const TempDir& dir, const std::string& name,
   return script;
 }
 
+std::string make_group_writable(const fs::path& state_dir) {
+  EXPECT_EQ(::chmod(state_dir.c_str(), 0770), 0) << state_dir;
+  return "the state directory " + state_dir.string() + " is writable by its group (mode 0770)";
+}
+
 std::optional<fs::path> copy_owned_by_another_user(const TempDir& dir, const fs::path& binary) {
   if (::geteuid() != 0) {
     return std::nullopt;

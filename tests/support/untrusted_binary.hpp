@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "support/test_context.hpp"
 
@@ -21,6 +22,11 @@ std::filesystem::path copy_into_open_dir(const TempDir& dir, const std::filesyst
 std::filesystem::path marker_script_in_open_dir(const TempDir& dir, const std::string& name,
                                                 const std::filesystem::path& marker,
                                                 const std::string& output = "");
+
+// Gives `state_dir` mode 0770 (its group may write it: a state directory gb10tune must refuse)
+// and returns the text of that refusal: "the state directory DIR is writable by its group (mode
+// 0770)". Fails the test when the mode cannot be set.
+std::string make_group_writable(const std::filesystem::path& state_dir);
 
 // `binary` copied (mode 0755) to dir/foreign/<its name> and given to kForeignUid; nullopt when
 // this process may not give files away (it is not root): the caller skips, saying so.

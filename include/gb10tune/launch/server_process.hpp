@@ -60,9 +60,10 @@ struct PidFileStatus {
   std::string why;  // for stale, in plain words: "pid 123 now belongs to /usr/bin/vim"
 };
 
-// Reads the pid file and the launch record and checks /proc/<pid> (stat start time and exe,
-// under `root`) against the record. Never fails: an unreadable pid file or record, a record
-// for another pid, a vanished process or a reused pid are all `stale`, with the reason.
+// Reads the pid file and the launch record (trust::read_private_file: the caller's, writable by
+// no one else) and checks /proc/<pid> (stat start time and exe, under `root`) against the
+// record. Never fails: an unreadable or untrusted pid file or record, a record for another pid, a
+// vanished process or a reused pid are all `stale`, with the reason.
 PidFileStatus check_pid_file(const platform::Sysroot& root, const StatePaths& paths);
 
 // Removes the pid file and the launch record (after a stale check or a stop). Missing files

@@ -19,6 +19,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::launch {
@@ -211,7 +212,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   }
   std::vector<std::string> argv = request.argv;
   argv[0] = verdict->path;
-  if (const Status dir = platform::ensure_private_dir(paths.log.parent_path()); !dir) {
+  if (const Status dir = trust::ensure_private_dir(paths.log.parent_path()); !dir) {
     return dir.error();
   }
 
