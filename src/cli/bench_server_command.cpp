@@ -18,6 +18,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/server_bench_report.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "gb10tune/verify/verify.hpp"
 #include "gb10tune/version.hpp"
@@ -43,8 +44,11 @@ struct ServerOptions {
 
 // The launch record, when `launch` left one; nullopt (never an error) otherwise.
 std::optional<launch::LaunchRecord> find_launch_record(const Context& ctx) {
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
+    if (dir.error().code != ExitCode::usage) {
+      *ctx.err << "warning: launch record not read: " << dir.error().message << "\n";
+    }
     return std::nullopt;
   }
   auto record = launch::read_launch_record(launch::StatePaths::under(*dir).record);
@@ -123,7 +127,7 @@ Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
   if (options.bandwidth_gbps > 0) {
     inputs.bandwidth_bytes_per_second = options.bandwidth_gbps * 1e9;
     inputs.bandwidth_source = "--bandwidth";
-  } else if (const auto dir = platform::state_dir(ctx.env)) {
+  } else if (const auto dir = trust::private_state_dir(ctx.env)) {
     const auto path = *dir / "probe.json";
     if (const auto text = read_text_file(path)) {
       const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
@@ -157,7 +161,7 @@ Status check_save_target(const ServerOptions& options, const Context& ctx) {
 }
 
 Status save_result(const nlohmann::json& doc, const std::string& name, Context& ctx) {
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
     return Error{fmt::format("--save {}: {}", name, dir.error().message), ExitCode::failed};
   }
@@ -165,8 +169,10 @@ Status save_result(const nlohmann::json& doc, const std::string& name, Context& 
   if (!path) {
     return path.error();
   }
-  if (const Status made = platform::ensure_private_dir(path->parent_path()); !made) {
-    return made.error();
+  for (const std::filesystem::path& folder : {*dir, path->parent_path()}) {
+    if (const Status made = trust::ensure_private_dir(folder); !made) {
+      return made.error();
+    }
   }
   if (const Status written = platform::write_file_atomic(*path, report::dump_document(doc));
       !written) {

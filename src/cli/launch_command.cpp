@@ -38,6 +38,7 @@
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "launch_start.hpp"
@@ -253,7 +254,7 @@ constexpr std::chrono::milliseconds kWorkerTimeout{5000};
 // SIGPIPE. Such a worker is never contacted.
 std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
   std::vector<rpc::WorkerInfo> out;
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
     return out;
   }
@@ -442,13 +443,17 @@ Expected<plan::MemoryPlan> plan_unbounded_cache(const model::ModelFacts& model,
   return plan;
 }
 
-// The calibration file of the state directory; nullopt without a state directory.
-std::optional<fs::path> calibration_path(const Context& ctx) {
+// The calibration file of the state directory; nullopt without a state directory, an Error when
+// the state directory may not be believed.
+Expected<std::optional<fs::path>> calibration_path(const Context& ctx) {
   const auto dir = platform::state_dir(ctx.env);
   if (!dir) {
-    return std::nullopt;
+    return std::optional<fs::path>();
   }
-  return *dir / "calibration.json";
+  if (const Status trusted = trust::check_state_dir(*dir); !trusted) {
+    return trusted.error();
+  }
+  return std::optional<fs::path>(*dir / "calibration.json");
 }
 
 // Applies the correction learned for `key` to `config`; a broken file is a warning.
@@ -456,9 +461,13 @@ void apply_calibration(const Context& ctx, const plan::CalibrationKey& key,
                        plan::PlanConfig& config) {
   const auto path = calibration_path(ctx);
   if (!path) {
+    *ctx.err << "warning: " << path.error().message << "; the plan is not calibrated\n";
     return;
   }
-  const auto store = plan::read_calibration_store(*path);
+  if (!*path) {
+    return;
+  }
+  const auto store = plan::read_calibration_store(**path);
   if (!store) {
     *ctx.err << "warning: " << store.error().message << "; the plan is not calibrated\n";
     return;

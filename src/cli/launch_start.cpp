@@ -14,6 +14,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/rpc/node_log.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/line_printer.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -216,7 +217,7 @@ json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
   }
   run.ctx_per_slot = planned.ctx_per_slot;
   run.slots = p.command->slots;
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   Status saved = dir ? Status{} : Status{dir.error()};
   std::size_t runs = 0;
   if (dir) {
@@ -293,7 +294,7 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
 }  // namespace
 
 Expected<LaunchSession> LaunchSession::begin(Context& ctx) {
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
     return dir.error();
   }

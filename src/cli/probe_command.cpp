@@ -12,6 +12,7 @@
 #include "gb10tune/probe/probe.hpp"
 #include "gb10tune/report/bench_report.hpp"
 #include "gb10tune/report/probe_report.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
@@ -34,7 +35,7 @@ void save_probe(const nlohmann::json& doc, Context& ctx) {
     *ctx.err << "warning: probe result not saved: " << dir.error().message << "\n";
     return;
   }
-  if (const Status made = platform::ensure_private_dir(*dir); !made) {
+  if (const Status made = trust::ensure_private_dir(*dir); !made) {
     *ctx.err << "warning: probe result not saved: " << made.error().message << "\n";
     return;
   }

@@ -15,6 +15,7 @@
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/version.hpp"
 #include "renamed_option.hpp"
 
@@ -75,7 +76,7 @@ std::string worker_text(const rpc::WorkerInfo& info) {
 }
 
 Expected<launch::StatePaths> paths_for(const Context& ctx, int port) {
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
     return dir.error();
   }

@@ -11,6 +11,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/sys/process_owner.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "renamed_option.hpp"
 
 namespace gb10tune::cli {
@@ -83,9 +84,9 @@ void record_stop(StopEntry& entry, const Expected<launch::StopResult>& result) {
 }
 
 Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
-    return Error{dir.error().message, ExitCode::usage};
+    return dir.error();  // no HOME (usage), or a state directory not to be believed
   }
   const launch::StatePaths paths = launch::StatePaths::under(*dir);
   const milliseconds grace{static_cast<long>(options.grace_s * 1000.0)};

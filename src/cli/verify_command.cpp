@@ -17,6 +17,8 @@
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/server/system_info.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/binary_trust.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/flags_check.hpp"
 #include "gb10tune/verify/http_server_probe.hpp"
@@ -58,11 +60,15 @@ Expected<std::string> read_tail(const std::string& path, const fs::path& on_disk
   return text;
 }
 
-// The launch record and pid file of the state directory, when there are any.
-void load_launch_state(verify::VerifyServices& services, Context& ctx) {
+// The launch record and pid file of the state directory, when there are any. An Error when the
+// state directory or a file in it may not be believed (trust::check_state_dir).
+Status load_launch_state(verify::VerifyServices& services, Context& ctx) {
   const auto dir = platform::state_dir(ctx.env);
   if (!dir) {
-    return;  // no state directory: nothing was launched from here
+    return {};  // no state directory: nothing was launched from here
+  }
+  if (const Status trusted = trust::check_state_dir(*dir); !trusted) {
+    return trusted;
   }
   const launch::StatePaths paths = launch::StatePaths::under(*dir);
   std::error_code ec;
@@ -70,20 +76,49 @@ void load_launch_state(verify::VerifyServices& services, Context& ctx) {
     if (auto record = launch::read_launch_record(paths.record)) {
       services.record = std::move(record).value();
       services.record_path = paths.record.string();
-      return;
+      return {};
     } else {
       *ctx.err << "warning: launch record ignored: " << record.error().message << "\n";
     }
   }
-  if (fs::exists(paths.pid_file, ec)) {
-    std::ifstream in(paths.pid_file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const auto pid = parse_u64(trim(text)); pid && *pid > 0 && *pid <= 0x7fffffff) {
+  const auto text = trust::read_private_file(paths.pid_file);
+  if (!text) {
+    return text.error();
+  }
+  if (*text) {
+    if (const auto pid = parse_u64(trim(**text)); pid && *pid > 0 && *pid <= 0x7fffffff) {
       services.pid_file_pid = static_cast<int>(*pid);
     } else {
       *ctx.err << "warning: pid file " << paths.pid_file.string() << " holds no pid; ignored\n";
     }
   }
+  return {};
+}
+
+// The server's binary as verify may run it (--help, -lv 4), for a snapshot whose executable is
+// readable.
+struct ServerBinary {
+  std::string path;     // what to run; "" when refused
+  std::string refused;  // "not checked (binary owned by nobody (uid 65534), not by root)"
+  std::string fix;      // with `refused`: what would let verify run it
+};
+
+// Its executable as the kernel reached it ("/proc/<pid>/exe" once replaced on disk: a binary
+// replaced since the start is still reachable there), judged by trust::check_binary.
+ServerBinary server_binary(const verify::ProcessSnapshot& snapshot) {
+  ServerBinary binary;
+  binary.path = snapshot.process.exe->deleted
+                    ? fmt::format("/proc/{}/exe", snapshot.process.stat.pid)
+                    : snapshot.process.exe->path;
+  const auto verdict = trust::check_binary(binary.path);
+  if (verdict && !verdict->may_run) {
+    binary.refused = fmt::format("not checked ({})", verdict->problem);
+    binary.fix = verdict->fix;
+    binary.path.clear();
+  } else if (verdict) {
+    binary.path = verdict->path;
+  }
+  return binary;  // a binary that cannot be examined: running it says what is wrong
 }
 
 ExitCode run(const VerifyCliOptions& options, Context& ctx) {
@@ -96,7 +131,10 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
 
   verify::VerifyServices services;
   services.root = &ctx.sysroot;
-  load_launch_state(services, ctx);
+  if (const Status loaded = load_launch_state(services, ctx); !loaded) {
+    *ctx.err << "gb10tune verify: " << loaded.error().message << "\n";
+    return loaded.error().code;
+  }
   services.nvml = [&ctx] { return ctx.gpu->query_nvml(); };
   services.read_log = [&ctx](const std::string& path) {
     return read_tail(path, ctx.sysroot.resolve(path), kLogTail);
@@ -114,18 +152,23 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   services.check_flags = [&ctx, &given_help](const verify::ProcessSnapshot& snapshot,
                                              const launch::LaunchRecord* record) {
     Expected<server::ServerFlags> flags = Error{"no --help text"};
+    std::string fix = "check that the server binary still runs with --help";
     if (given_help) {
       flags = *given_help;
     } else if (!ctx.sysroot.is_live()) {
-      flags = Error{"the server of a captured machine is not run; pass --server-help FILE"};
+      flags = Error{
+          "not checked: the server of a captured machine is not run; pass --server-help "
+          "FILE"};
     } else if (!snapshot.process.exe) {
-      flags = Error{"its executable is unreadable (run with sudo)"};
+      flags = Error{"not checked: its executable is unreadable (run with sudo)"};
+    } else if (const ServerBinary binary = server_binary(snapshot); !binary.refused.empty()) {
+      flags = Error{binary.refused};
+      fix = binary.fix;
     } else {
-      // A binary replaced since the start is still reachable through /proc/<pid>/exe.
-      const std::string path = snapshot.process.exe->deleted
-                                   ? fmt::format("/proc/{}/exe", snapshot.process.stat.pid)
-                                   : snapshot.process.exe->path;
-      flags = server::read_server_flags(path, std::chrono::seconds(10));
+      flags = server::read_server_flags(binary.path, std::chrono::seconds(10));
+      if (!flags) {
+        flags = Error{"not checked: " + flags.error().message};
+      }
     }
     if (!flags || flags->empty()) {
       verify::FlagsOutcome outcome;
@@ -134,9 +177,8 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
       unread.fact = "K15";
       unread.severity = verify::Severity::warn;
       unread.summary = "the server's options are known";
-      unread.evidence = flags ? std::string("its --help lists no options")
-                              : "not checked: " + flags.error().message;
-      unread.fix = "check that the server binary still runs with --help";
+      unread.evidence = flags ? std::string("its --help lists no options") : flags.error().message;
+      unread.fix = fix;
       outcome.findings.push_back(std::move(unread));
       return outcome;
     }
@@ -159,10 +201,11 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
     if (!snapshot.process.exe) {
       return Error{"the server's executable is unreadable"};
     }
-    const std::string path = snapshot.process.exe->deleted
-                                 ? fmt::format("/proc/{}/exe", snapshot.process.stat.pid)
-                                 : snapshot.process.exe->path;
-    return server::read_build_system_info(path, std::chrono::seconds(20));
+    const ServerBinary binary = server_binary(snapshot);
+    if (!binary.refused.empty()) {
+      return Error{binary.refused};
+    }
+    return server::read_build_system_info(binary.path, std::chrono::seconds(20));
   };
   // A captured machine's server cannot be reached: only an explicit --url is probed then.
   if (ctx.sysroot.is_live() || !options.url.empty()) {

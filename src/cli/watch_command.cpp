@@ -21,6 +21,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
 #include "gb10tune/watch/watch_events.hpp"
@@ -655,9 +656,9 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   if (o.print == "systemd") {
     return print_units(o, sub, ctx);
   }
-  const auto dir = platform::state_dir(ctx.env);
+  const auto dir = trust::private_state_dir(ctx.env);
   if (!dir) {
-    return report_failure(ctx, Error{dir.error().message, ExitCode::usage}, true);
+    return report_failure(ctx, Error{dir.error().message, dir.error().code}, true);
   }
   Watcher watcher(o, ctx, launch::StatePaths::under(*dir));
   return watcher.run();

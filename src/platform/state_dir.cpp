@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gb10tune/platform/file_facts.hpp"
+
 namespace gb10tune::platform {
 
 namespace fs = std::filesystem;
@@ -22,7 +24,8 @@ Expected<fs::path> xdg_dir(const Environment& env, const char* xdg_var, const ch
     return fs::path(*home) / home_suffix / "gb10tune";
   }
   return Error{
-      fmt::format("neither {} nor HOME is set to an absolute path; set one of them", xdg_var)};
+      fmt::format("neither {} nor HOME is set to an absolute path; set one of them", xdg_var),
+      ExitCode::usage};
 }
 
 }  // namespace
@@ -35,32 +38,20 @@ Expected<fs::path> config_dir(const Environment& env) {
   return xdg_dir(env, "XDG_CONFIG_HOME", ".config");
 }
 
-Status ensure_private_dir(const fs::path& dir) {
+Status make_private_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
   if (ec) {
     return Error{fmt::format("cannot create {}: {}", dir.parent_path().string(), ec.message())};
   }
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (::mkdir(dir.c_str(), 0700) != 0) {
+    if (errno == EEXIST) {
+      return {};
+    }
     return Error{fmt::format("cannot create {}: {}", dir.string(), std::strerror(errno))};
   }
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    return Error{fmt::format("cannot inspect {}: {}", dir.string(), std::strerror(errno))};
-  }
-  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-    return Error{
-        fmt::format("{} is not a plain directory (a symlink or a file); remove it and "
-                    "run again",
-                    dir.string())};
-  }
-  if ((st.st_mode & S_IWOTH) != 0 || st.st_uid != ::geteuid()) {
-    return Error{
-        fmt::format("{} is writable by others or owned by another user; fix its "
-                    "ownership and mode (chmod 700)",
-                    dir.string())};
-  }
-  return {};
+  // The umask may have taken bits away (0277 leaves 0500: a directory gb10tune cannot write).
+  return set_mode(dir, 0700);
 }
 
 Status write_file_atomic(const fs::path& path, std::string_view content) {
@@ -69,6 +60,12 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     return Error{fmt::format("cannot create {}: {}", temp.string(), std::strerror(errno))};
+  }
+  if (::fchmod(fd, 0600) != 0) {  // 0600 whatever the umask took away
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return Error{fmt::format("cannot set the mode of {}: {}", temp.string(), std::strerror(saved))};
   }
   std::size_t written = 0;
   while (written < content.size()) {

@@ -6,12 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/platform/http_client.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/server/server_flags.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune {
 namespace {
@@ -698,6 +701,33 @@ TEST(CliLaunchCommand, OldBuildIsAdaptedOrRefusedByName) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--no-mmap"), argv.end());  // K19 on GB10
 }
 
+// Issue 22 item 1: launch refuses a llama-server binary others could replace (exit 2, naming it,
+// why and the fix) and never runs it, not even its --help.
+TEST(CliLaunchCommand, ServerBinaryOthersCouldReplaceIsRefusedAndNeverRun) {
+  ModelsFolder f;
+  const auto ran = f.dir.path() / "ran.json";
+  testing::ScopedEnv record("STANDIN_RECORD", ran.string());
+  const auto open = testing::copy_into_open_dir(f.dir, testing::stand_in_server_path());
+  const auto result = testing::run_cli_on(
+      "gb10", {"launch", "--dry-run", "--model", f.model, "--llama-server", open.string()}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
+  EXPECT_NE(result.err.find("refusing to run " + open.string()), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("chmod go-w " + open.parent_path().string()), std::string::npos)
+      << result.err;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+
+  const auto foreign = testing::copy_owned_by_another_user(f.dir, testing::stand_in_server_path());
+  if (!foreign) {
+    GTEST_SKIP() << "giving a file to another user needs root (CI runs as root)";
+  }
+  const auto owned = testing::run_cli_on(
+      "gb10", {"launch", "--dry-run", "--model", f.model, "--llama-server", foreign->string()}, {});
+  EXPECT_EQ(owned.exit_code, 2) << owned.err << owned.out;
+  EXPECT_NE(owned.err.find("binary owned by "), std::string::npos) << owned.err;
+  EXPECT_NE(owned.err.find("(uid 65534), not by root"), std::string::npos) << owned.err;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+}
+
 TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
   ModelsFolder f;
   const auto result =
@@ -796,6 +826,30 @@ TEST(CliLaunchCommand, PresetSectionHoldsThePlannedOptions) {
 
 // The real binary starts the stand-in: the bad variable never reaches it, verify passes,
 // a second launch is refused, stop ends it.
+// Issue 22 item 5: launch starts nothing from a state directory its group may write (the record
+// it would leave there is what stop and watch --restart believe next): exit 1, naming it.
+TEST(CliLaunchStart, GroupWritableStateDirIsRefusedBeforeTheStart) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "tiny model.gguf";
+  testing::report_model().write(model);
+  const auto state = dir.path() / "state" / "gb10tune";
+  ASSERT_TRUE(trust::ensure_private_dir(state));
+  const std::string refusal = testing::make_group_writable(state);
+  const int port = testing::free_tcp_port();
+  const auto result = testing::run_binary(
+      {"launch", "--model", model.string(), "--llama-server",
+       testing::stand_in_server_path().string(), "--profile", "single-slot", "--ctx-per-slot",
+       "4096", "--port", std::to_string(port), "--reserve", "0", "--overhead", "0"},
+      {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+       "XDG_CONFIG_HOME=" + (dir.path() / "config").string()});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(testing::contains(result.out, refusal)) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(state / "llama-server.pid"));
+  EXPECT_FALSE(platform::http_get(platform::Url{"http", "127.0.0.1", port, ""}, "/health",
+                                  std::chrono::milliseconds(300)))
+      << "a server was started";
+}
+
 TEST(CliLaunchStart, StartsVerifiesAndStops) {
   testing::TempDir dir;
   const auto model = dir.path() / "tiny model.gguf";

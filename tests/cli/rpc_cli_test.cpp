@@ -12,6 +12,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -150,6 +151,20 @@ TEST(CliRpc, MissingBinaryIsAUsageError) {
   auto none_on_path = f.rpc({"start", "--port", "50163"}, {"PATH=/nonexistent"});
   EXPECT_EQ(none_on_path.exit_code, 2);
   EXPECT_TRUE(contains(none_on_path.out, "ggml-rpc-server or rpc-server")) << none_on_path.out;
+}
+
+// Issue 22 item 1: rpc start refuses a worker binary others could replace (exit 2, naming it and
+// the fix) and never runs it.
+TEST(CliRpc, WorkerBinaryOthersCouldReplaceIsRefusedAndNeverRun) {
+  RpcFixture f;
+  const auto open = copy_into_open_dir(f.dir, f.bin);
+  const std::string port = std::to_string(free_tcp_port());
+  f.started_ports.push_back(port);
+  auto refused = f.rpc({"start", "--port", port, "--server-bin", open.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "refusing to run " + open.string())) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "chmod go-w " + open.parent_path().string())) << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "record.txt"));
 }
 
 TEST(CliRpc, AWorkerOfAnotherProtocolVersionIsRefusedAndStopped) {

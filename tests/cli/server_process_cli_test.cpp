@@ -17,6 +17,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -248,6 +249,24 @@ TEST(CliServerProcess, MissingBinary) {
   const Error error = expect_failure(f, request, ExitCode::server_failed);
   EXPECT_TRUE(contains(error.message, "could not be started")) << error.message;
   EXPECT_TRUE(contains(error.message, "no-such-llama-server")) << error.message;
+}
+
+// Issue 22 item 1: start_server (launch, watch --restart, rpc start) refuses a binary others
+// could replace before anything starts: no process, no pid file, a usage error naming it.
+TEST(CliServerProcess, BinaryOthersCouldReplaceIsRefusedBeforeAnythingStarts) {
+  Fixture f;
+  const auto ran = f.dir.path() / "ran.json";
+  auto request = f.request({{"STANDIN_RECORD", ran.string()}});
+  const auto open = copy_into_open_dir(f.dir, stand_in_server_path());
+  request.argv[0] = open.string();
+  const Started started = start(request);
+  ASSERT_FALSE(started.result);
+  EXPECT_EQ(started.result.error().code, ExitCode::usage);
+  EXPECT_TRUE(contains(started.result.error().message, "refusing to run " + open.string()))
+      << started.result.error().message;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+  EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
+  EXPECT_FALSE(std::filesystem::exists(f.paths.record));
 }
 
 TEST(CliServerProcess, SilentServerTimesOutAndIsStopped) {

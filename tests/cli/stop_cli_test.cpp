@@ -1,6 +1,8 @@
 // `gb10tune stop` run as the real binary, with XDG_STATE_HOME pointing at a temporary
 // directory and servers started by start_server against the stand-in.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -129,6 +132,61 @@ TEST(CliStop, RejectsABadTimeout) {
   StopFixture f;
   const CliResult result = run_binary({"stop", "--grace", "-1"});
   EXPECT_EQ(result.exit_code, 2) << result.out;
+}
+
+// Issue 22 item 5: a state directory its group may write is not believed: someone in that group
+// could have planted the launch record whose pid stop signals. Nothing is signalled or removed.
+// Runs `stop`, which must refuse (exit 1) naming `problem` and `fix`, leave the server running
+// and keep the pid file and record; the server is killed and reaped afterwards.
+void expect_stop_refused(const StopFixture& f, int pid, const std::string& problem,
+                         const std::string& fix) {
+  const CliResult result = run_binary({"stop"});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(contains(result.out, problem)) << result.out;
+  EXPECT_TRUE(contains(result.out, fix)) << result.out;
+  EXPECT_TRUE(process_alive(pid));
+  EXPECT_TRUE(std::filesystem::exists(f.paths.record));
+  EXPECT_TRUE(std::filesystem::exists(f.paths.pid_file));
+  ::kill(pid, SIGKILL);
+  reap_stopped(pid);
+}
+
+TEST(CliStop, GroupWritableStateDirIsRefusedAndNothingIsSignalled) {
+  StopFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  const auto state = f.dir.path() / "gb10tune";
+  expect_stop_refused(f, pid, make_group_writable(state), "chmod 700 " + state.string());
+}
+
+// A launch record others may write is refused too (in a private directory), and left in place
+// for the user to fix (`chmod 600`): it is neither believed nor removed as stale.
+TEST(CliStop, LaunchRecordWritableByOthersIsRefusedAndKept) {
+  StopFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::chmod(f.paths.record.c_str(), 0666), 0);
+  expect_stop_refused(f, pid,
+                      f.paths.record.string() + " is writable by its group and others (mode 0666)",
+                      "chmod 600 " + f.paths.record.string());
+}
+
+// State written by an older gb10tune or by hand that others may only read (0755, 0644) is
+// tightened, not refused: reading it is no injection, and stop works as before.
+TEST(CliStop, StateOthersMayOnlyReadIsTightenedAndUsed) {
+  StopFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  const auto state = f.dir.path() / "gb10tune";
+  ASSERT_EQ(::chmod(state.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(f.paths.record.c_str(), 0644), 0);
+  const CliResult result = run_binary({"stop"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_FALSE(process_alive(pid));
+  reap_stopped(pid);
+  struct stat st {};
+  ASSERT_EQ(::stat(state.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune {
 namespace {
@@ -30,7 +32,7 @@ std::string server_help() {
 // Writes a launch record for `pid` started at `start` under the state dir of `dir`.
 void write_record(const testing::TempDir& dir, int pid, std::uint64_t start) {
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = pid;
   record.start_time_ticks = start;
@@ -123,10 +125,24 @@ TEST(CliVerify, LaunchRecordOfTheRunningServerIsUsed) {
   EXPECT_EQ(doc["servers"][0]["pid"], 4242);
 }
 
+// Issue 22 item 5: a state directory its group may write is refused before its launch record
+// (the pid verify would check, the log it would read) is believed.
+TEST(CliVerify, GroupWritableStateDirIsRefusedBeforeTheRecordIsRead) {
+  testing::TempDir dir;
+  write_record(dir, 4242, 123456);
+  const auto state = dir.path() / "state" / "gb10tune";
+  const std::string refusal = testing::make_group_writable(state);
+  const auto result = run_cli_on("verify-clean", {"verify"}, verify_env_with_state(dir));
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_FALSE(testing::contains(result.out, "4242")) << result.out;
+  EXPECT_TRUE(testing::contains(result.err, refusal)) << result.err;
+  EXPECT_TRUE(testing::contains(result.err, "chmod 700 " + state.string())) << result.err;
+}
+
 TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
   testing::TempDir dir;
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = 4242;
   record.start_time_ticks = 123456;
@@ -158,7 +174,7 @@ TEST(CliVerify, PlanVsMeasuredCountsTheLaunchedProjector) {
 // document, as launch writes it; null/absent stand for one pool / an older gb10tune.
 void write_dgpu_record(const testing::TempDir& dir, const std::optional<json>& devices) {
   const auto state = dir.path() / "state" / "gb10tune";
-  ASSERT_TRUE(platform::ensure_private_dir(state));
+  ASSERT_TRUE(trust::ensure_private_dir(state));
   launch::LaunchRecord record;
   record.pid = 4242;
   record.start_time_ticks = 123456;
@@ -392,6 +408,84 @@ TEST(CliVerifyStandIn, FlagsAskingForMtpButSlotsWithoutDraftFails) {
       << evidence;
   EXPECT_NE(spec["fix"].get<std::string>().find("speculative decoding not supported"),
             std::string::npos);
+}
+
+// Runs `verify --pid` on a stand-in started from `binary`, with STANDIN_RECORD set for verify
+// (the stand-in writes the file whenever it runs, --help and -lv 4 included) and a state
+// directory of the test's own. Returns the JSON document and whether the binary was run again.
+struct UntrustedVerify {
+  json doc;
+  bool binary_ran = false;
+  std::string out;
+};
+UntrustedVerify verify_server_started_from(const std::filesystem::path& binary) {
+  testing::TempDir dir;
+  const auto ran = dir.path() / "ran.json";
+  const int port = testing::free_tcp_port();
+  testing::StandInServer server({"--port", std::to_string(port)}, {}, {}, binary);
+  UntrustedVerify result;
+  if (!server.wait_ready(port, 10s)) {
+    ADD_FAILURE() << server.log();
+    return result;
+  }
+  const auto run = testing::run_binary(
+      {"verify", "--pid", std::to_string(server.pid()), "--json"},
+      {"STANDIN_RECORD=" + ran.string(), "XDG_STATE_HOME=" + (dir.path() / "state").string()});
+  result.out = run.out;
+  result.doc =
+      json::parse(run.out.substr(std::min(run.out.find('{'), run.out.size())), nullptr, false);
+  result.binary_ran = std::filesystem::exists(ran);
+  return result;
+}
+
+// Issue 22 item 1: `sudo gb10tune verify` ran any user's llama-server binary (--help, -lv 4) as
+// root. A binary owned by another user is never run; its flags are "not checked", a warning.
+TEST(CliVerifyStandIn, ServerBinaryOwnedByAnotherUserIsNotRun) {
+  testing::TempDir dir;
+  const auto foreign = testing::copy_owned_by_another_user(dir, testing::stand_in_server_path());
+  if (!foreign) {
+    GTEST_SKIP() << "giving a file to another user needs root (CI runs as root); the rule itself "
+                    "is covered by PathRules.*";
+  }
+  const UntrustedVerify result = verify_server_started_from(*foreign);
+  EXPECT_FALSE(result.binary_ran) << "verify ran " << *foreign;
+  const json flags = check_of(result.doc, "server-flags");
+  ASSERT_FALSE(flags.is_null()) << result.out;
+  EXPECT_EQ(flags["severity"], "warn") << result.out;
+  const std::string evidence = flags["evidence"];
+  EXPECT_NE(evidence.find("not checked (binary owned by "), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("(uid 65534), not by root"), std::string::npos) << evidence;
+  EXPECT_NE(flags["fix"].get<std::string>().find("chown root:root " + foreign->string()),
+            std::string::npos)
+      << flags["fix"];
+}
+
+// The same for a binary in a directory anyone may write (no root needed to set this up).
+TEST(CliVerifyStandIn, ServerBinaryInADirectoryOthersCanWriteIsNotRun) {
+  testing::TempDir dir;
+  const auto open = testing::copy_into_open_dir(dir, testing::stand_in_server_path());
+  const UntrustedVerify result = verify_server_started_from(open);
+  EXPECT_FALSE(result.binary_ran) << "verify ran " << open;
+  const json flags = check_of(result.doc, "server-flags");
+  ASSERT_FALSE(flags.is_null()) << result.out;
+  EXPECT_EQ(flags["severity"], "warn") << result.out;
+  EXPECT_NE(flags["evidence"].get<std::string>().find(
+                fmt::format("not checked (binary in {}, a directory writable by its group and "
+                            "others (mode 0777))",
+                            open.parent_path().string())),
+            std::string::npos)
+      << flags["evidence"];
+  EXPECT_NE(flags["fix"].get<std::string>().find("chmod go-w " + open.parent_path().string()),
+            std::string::npos)
+      << flags["fix"];
+}
+
+// The stand-in from the build tree (root's or yours, in directories no one else writes) is
+// still run: its flags are checked.
+TEST(CliVerifyStandIn, ServerBinaryOfTheBuildTreeIsRun) {
+  const UntrustedVerify result = verify_server_started_from(testing::stand_in_server_path());
+  EXPECT_TRUE(result.binary_ran);
+  EXPECT_TRUE(check_of(result.doc, "server-flags").is_null()) << result.out;
 }
 
 }  // namespace

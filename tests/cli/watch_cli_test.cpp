@@ -1,6 +1,7 @@
 // `gb10tune watch` run as the real binary against the stand-in llama-server started the way
 // launch starts it, with MemAvailable replayed from a folder of meminfo files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/stand_in.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -186,6 +188,46 @@ TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
   const auto recorded = read_record(record_file);
   EXPECT_EQ(recorded["pid"], after->pid);
   EXPECT_EQ(recorded["env"]["STANDIN_LOAD_MS"], "100");
+}
+
+// Issue 22 item 5: a state directory its group may write is refused before the launch record
+// is read: its argv is what --restart would run, its pid what the floor would signal.
+TEST(CliWatch, GroupWritableStateDirIsRefusedBeforeTheRecordIsUsed) {
+  WatchFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  const auto state = f.dir.path() / "gb10tune";
+  const std::string refusal = make_group_writable(state);
+  const CliResult result = run_binary({"watch", "--interval", "0.05", "--max-samples", "40",
+                                       "--floor", "6G", "--restart", "--restart-delay", "0.1",
+                                       "--replay-meminfo", f.replay({20, 5, 20})});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(contains(result.out, refusal)) << result.out;
+  EXPECT_FALSE(contains(result.out, "stopped: llama-server pid")) << result.out;
+  EXPECT_TRUE(process_alive(pid));
+  ASSERT_EQ(::chmod(state.c_str(), 0700), 0);  // for the fixture's stop
+}
+
+// Issue 22 item 1: the restart runs the record's argv[0] only if that binary may run; one in a
+// directory anyone may write is refused, and never run.
+TEST(CliWatch, RestartRefusesAnUntrustedBinaryInTheRecord) {
+  WatchFixture f;
+  const auto ran = f.dir.path() / "ran.json";
+  const int pid = f.start({{"STANDIN_RECORD", ran.string()}});
+  ASSERT_GT(pid, 0);
+  auto record = launch::read_launch_record(f.paths.record);
+  ASSERT_TRUE(record) << record.error().message;
+  const auto open = copy_into_open_dir(f.dir, stand_in_server_path());
+  record->argv.front() = open.string();
+  ASSERT_TRUE(launch::write_launch_record(f.paths.record, *record));
+  std::filesystem::remove(ran);  // written by the first server's start
+  const CliResult result = run_binary(
+      {"watch", "--interval", "0.05", "--max-samples", "40", "--floor", "6G", "--restart",
+       "--restart-delay", "0.1", "--max-restarts", "1", "--replay-meminfo", f.replay({20, 5, 20})});
+  EXPECT_EQ(result.exit_code, 5) << result.out;
+  EXPECT_TRUE(contains(result.out, "refusing to run " + open.string())) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the restart ran " << open;
+  reap_watched(pid);
 }
 
 TEST(CliWatch, RestartsGiveUpAtTheCap) {

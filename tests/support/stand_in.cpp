@@ -61,9 +61,9 @@ int free_tcp_port() {
 }
 
 StandInServer::StandInServer(std::vector<std::string> args, std::map<std::string, std::string> env,
-                             std::vector<std::string> unset)
+                             std::vector<std::string> unset, fs::path binary)
     : m_log(m_dir.path() / "llama-server.log") {
-  std::vector<std::string> argv{stand_in_server_path().string()};
+  std::vector<std::string> argv{binary.empty() ? stand_in_server_path().string() : binary.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   platform::Environment environment = platform::Environment::current();
   for (auto& [name, value] : env) {

@@ -46,9 +46,10 @@ struct ChildExit {
 // destructor kills (SIGKILL) and reaps it if it still runs.
 class StandInServer {
  public:
-  // Starts the child; throws std::runtime_error when posix_spawn fails.
+  // Starts the child; throws std::runtime_error when posix_spawn fails. `binary` replaces the
+  // stand-in's path as argv[0] (a copy of it elsewhere).
   StandInServer(std::vector<std::string> args, std::map<std::string, std::string> env = {},
-                std::vector<std::string> unset = {});
+                std::vector<std::string> unset = {}, std::filesystem::path binary = {});
   StandInServer(const StandInServer&) = delete;
   StandInServer& operator=(const StandInServer&) = delete;
   ~StandInServer();

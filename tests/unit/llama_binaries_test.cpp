@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::probe {
 namespace {
@@ -83,6 +84,27 @@ TEST(LlamaServers, FailingVersionIsReportedWithItsOutput) {
   EXPECT_FALSE(found[0].runs);
   EXPECT_NE(found[0].error.find("exit 127"), std::string::npos) << found[0].error;
   EXPECT_NE(found[0].error.find("shared libraries"), std::string::npos);
+}
+
+// Issue 22 item 1: probe lists a binary others could replace but does not run its --version,
+// and says why.
+TEST(LlamaServers, BinaryOthersCouldReplaceIsListedButNotRun) {
+  TempDir dir;
+  const auto ran = dir.path() / "ran";
+  const auto bin = testing::marker_script_in_open_dir(dir, "llama-server", ran, "version: 7 (abc)");
+  platform::Environment env;
+  env.set("PATH", bin.parent_path().string());
+  auto found = find_llama_servers(env, std::nullopt);
+  ASSERT_EQ(found.size(), 1u);
+  query_versions(found);
+  EXPECT_FALSE(found[0].runs);
+  EXPECT_EQ(found[0].version.version, "");
+  EXPECT_NE(found[0].error.find("not run: binary in " + bin.parent_path().string() +
+                                ", a directory writable by its group and others (mode 0777)"),
+            std::string::npos)
+      << found[0].error;
+  EXPECT_NE(found[0].error.find("chmod go-w"), std::string::npos) << found[0].error;
+  EXPECT_FALSE(std::filesystem::exists(ran));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune::server {
 namespace {
@@ -128,6 +129,23 @@ TEST(ServerFlags, ReadsTheHelpOfABinary) {
   const auto other = dir.write("other", "#!/bin/sh\necho '-x, --xyz  nothing'\n", true);
   EXPECT_FALSE(read_server_flags(other.string()));
   EXPECT_FALSE(read_server_flags((dir.path() / "missing").string()));
+}
+
+// Issue 22 item 1: --help is never run on a binary others could replace (here: its directory is
+// writable by everyone); the Error names it, why, and the fix.
+TEST(ServerFlags, BinaryOthersCouldReplaceIsNotRun) {
+  testing::TempDir dir;
+  const auto ran = dir.path() / "ran";
+  const auto bin = testing::marker_script_in_open_dir(dir, "llama-server", ran);
+  const auto flags = read_server_flags(bin.string());
+  ASSERT_FALSE(flags);
+  EXPECT_EQ(flags.error().code, ExitCode::usage);
+  EXPECT_NE(flags.error().message.find("refusing to run " + bin.string()), std::string::npos)
+      << flags.error().message;
+  EXPECT_NE(flags.error().message.find("chmod go-w " + bin.parent_path().string()),
+            std::string::npos)
+      << flags.error().message;
+  EXPECT_FALSE(std::filesystem::exists(ran));
 }
 
 }  // namespace

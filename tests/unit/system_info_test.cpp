@@ -4,6 +4,7 @@
 
 #include "gb10tune/verify/checks.hpp"
 #include "support/test_context.hpp"
+#include "support/untrusted_binary.hpp"
 
 namespace gb10tune {
 namespace {
@@ -80,6 +81,19 @@ TEST(SystemInfo, ReadsTheLineFromTheBinary) {
   const auto missing = server::read_build_system_info(silent.string(), std::chrono::seconds(10));
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("unknown argument"), std::string::npos);
+}
+
+// Issue 22 item 1: -lv 4 is never run on a binary others could replace.
+TEST(SystemInfo, BinaryOthersCouldReplaceIsNotRun) {
+  testing::TempDir dir;
+  const auto ran = dir.path() / "ran";
+  const auto bin = testing::marker_script_in_open_dir(dir, "llama-server", ran,
+                                                      "system_info: n_threads = 2 | AVX2 = 1 |");
+  const auto line = server::read_build_system_info(bin.string(), std::chrono::seconds(10));
+  ASSERT_FALSE(line);
+  EXPECT_NE(line.error().message.find("refusing to run " + bin.string()), std::string::npos)
+      << line.error().message;
+  EXPECT_FALSE(std::filesystem::exists(ran));
 }
 
 TEST(SystemInfo, CheckUsesTheBinaryWhenTheLogHasNoLine) {

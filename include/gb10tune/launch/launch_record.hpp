@@ -75,7 +75,8 @@ struct LaunchRecord {
 nlohmann::json record_to_json(const LaunchRecord& record);
 // Parses a record; an Error naming `source` (a path) when a field is missing or mistyped.
 Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source);
-// Reads the record file; an Error with ExitCode::failed when absent or unreadable.
+// Reads the record file (trust::read_private_file: the caller's, writable by no one else); an
+// Error with ExitCode::failed when absent, unreadable, or refused, naming the file and the fix.
 Expected<LaunchRecord> read_launch_record(const std::filesystem::path& path);
 // Writes the record atomically (0600).
 Status write_launch_record(const std::filesystem::path& path, const LaunchRecord& record);

@@ -61,9 +61,10 @@ struct PidFileStatus {
   std::string why;  // for stale, in plain words: "pid 123 now belongs to /usr/bin/vim"
 };
 
-// Reads the pid file and the launch record and checks /proc/<pid> (stat start time and exe,
-// under `root`) against the record. Never fails: an unreadable pid file or record, a record
-// for another pid, a vanished process or a reused pid are all `stale`, with the reason.
+// Reads the pid file and the launch record (trust::read_private_file: the caller's, writable by
+// no one else) and checks /proc/<pid> (stat start time and exe, under `root`) against the
+// record. Never fails: an unreadable or untrusted pid file or record, a record for another pid, a
+// vanished process or a reused pid are all `stale`, with the reason.
 PidFileStatus check_pid_file(const platform::Sysroot& root, const StatePaths& paths);
 
 // Removes the pid file and the launch record (after a stale check or a stop). Missing files
@@ -113,6 +114,9 @@ using ProgressFn = std::function<void(const StartProgress& progress)>;
 // On failure the Error's message holds the classification, the cause with its fix and the
 // last log lines; the child is stopped if still alive and the pid file and record removed;
 // the code is ExitCode::server_failed, or ExitCode::interrupted once `interrupted` is true.
+// A binary that may not run (trust::check_binary: another user's, or one others could
+// replace) is refused before anything else, with ExitCode::usage; one that may is executed at
+// its real path (symlinks resolved), the log and the record keeping the argv as given.
 Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
                                    const std::atomic<bool>& interrupted);
 

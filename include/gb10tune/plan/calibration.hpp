@@ -146,7 +146,8 @@ nlohmann::json store_to_json(const CalibrationStore& store);
 Expected<CalibrationStore> store_from_json(const nlohmann::json& doc, const std::string& source);
 
 // Reads the store at `path`: an empty store when the file does not exist; an Error naming the
-// file (and to remove it) when it is a symlink, unreadable or malformed.
+// file (and to remove it) when it is a symlink, unreadable, malformed, or not to be believed
+// (another user's, or writable by others: trust::read_private_file).
 Expected<CalibrationStore> read_calibration_store(const std::filesystem::path& path);
 
 // Writes the store atomically (0600, no symlink followed).

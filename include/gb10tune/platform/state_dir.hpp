@@ -10,19 +10,20 @@
 
 namespace gb10tune::platform {
 
-// $XDG_STATE_HOME/gb10tune, else $HOME/.local/state/gb10tune; an Error when neither
-// variable is set to an absolute path.
+// $XDG_STATE_HOME/gb10tune, else $HOME/.local/state/gb10tune; an Error (ExitCode::usage) when
+// neither variable is set to an absolute path. Nothing is checked: see trust/private_files.hpp.
 Expected<std::filesystem::path> state_dir(const Environment& env);
 
 // $XDG_CONFIG_HOME/gb10tune, else $HOME/.config/gb10tune; same failure rule.
 Expected<std::filesystem::path> config_dir(const Environment& env);
 
-// Creates `dir` and its parents, the last one mode 0700; refuses a final component that is
-// a symlink or a directory writable by others.
-Status ensure_private_dir(const std::filesystem::path& dir);
+// Creates `dir` and its parents; `dir` itself, when this call creates it, gets mode 0700 exactly
+// (whatever the umask). An existing one is left as it is: trust::ensure_private_dir judges it.
+// An Error naming the directory that cannot be created.
+Status make_private_dir(const std::filesystem::path& dir);
 
 // Replaces `path` with `content` atomically (temp file in the same directory, fsync,
-// rename); never follows a symlink at the temp name. Mode 0600.
+// rename); never follows a symlink at the temp name. Mode 0600 exactly, whatever the umask.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace gb10tune::platform

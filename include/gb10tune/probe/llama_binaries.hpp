@@ -38,7 +38,9 @@ LlamaVersion parse_llama_version(std::string_view output);
 std::vector<LlamaServerBinary> find_llama_servers(const platform::Environment& env,
                                                   const std::optional<std::string>& explicit_path);
 
-// Runs `--version` on each found binary (10 s timeout each) and fills runs/version/error.
+// Runs `--version` on each found binary (10 s timeout each) and fills runs/version/error. A
+// binary trust::check_binary refuses (another user's, or one others could replace) is not run:
+// its error says "not run: " with the reason and the fix.
 void query_versions(std::vector<LlamaServerBinary>& binaries);
 
 }  // namespace gb10tune::probe

@@ -63,7 +63,8 @@ class ServerFlags {
 };
 
 // Runs `server_path --help` (argv, no shell, with the given timeout) and parses it. An Error
-// naming the binary when it cannot be run, exits non-zero, or prints no options.
+// (ExitCode::usage) naming the binary when it may not be run (trust::runnable_binary: another
+// user's, or one others could replace), cannot be run, exits non-zero, or prints no options.
 Expected<ServerFlags> read_server_flags(
     const std::string& server_path, std::chrono::milliseconds timeout = std::chrono::seconds(20));
 

@@ -26,7 +26,8 @@ std::optional<std::string_view> find_system_info_line(std::string_view text);
 // Runs `server_path -lv 4 -m <missing file> --host <private dir>/…sock`: the build prints its
 // system_info line and exits when the model is not found, without touching a TCP port or a
 // model. Returns the line; an Error naming the binary and what it printed when it cannot run or
-// prints no such line (an older build without -lv, which logs the line at every start anyway).
+// prints no such line (an older build without -lv, which logs the line at every start anyway),
+// or, without running it, why it may not be run (trust::runnable_binary).
 Expected<std::string> read_build_system_info(const std::string& server_path,
                                              std::chrono::milliseconds timeout);
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/json_field.hpp"
-#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::launch {
 
@@ -133,14 +133,17 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
 }
 
 Expected<LaunchRecord> read_launch_record(const std::filesystem::path& path) {
-  const auto text = read_text_file(path);
+  const auto text = trust::read_private_file(path);
   if (!text) {
+    return text.error();
+  }
+  if (!*text) {
     return Error{fmt::format("no launch record at {}: nothing was started with `gb10tune "
                              "launch` (or its state directory was removed)",
                              path.string()),
                  ExitCode::failed};
   }
-  const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const auto doc = nlohmann::json::parse(**text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Error{fmt::format("launch record {} is not valid JSON; remove it and run `gb10tune "
                              "launch` again",

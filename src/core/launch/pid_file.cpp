@@ -2,11 +2,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "gb10tune/launch/server_process.hpp"
-#include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "server_identity.hpp"
 
@@ -54,7 +53,7 @@ Identity check_identity(const platform::Sysroot& root, int pid, std::uint64_t st
 }  // namespace detail
 
 Expected<LaunchLock> LaunchLock::acquire(const StatePaths& paths) {
-  if (const Status dir = platform::ensure_private_dir(paths.lock.parent_path()); !dir) {
+  if (const Status dir = trust::ensure_private_dir(paths.lock.parent_path()); !dir) {
     return dir.error();
   }
   auto taken = platform::FileLock::try_acquire(paths.lock);
@@ -74,13 +73,16 @@ Expected<LaunchLock> LaunchLock::acquire(const StatePaths& paths) {
 
 PidFileStatus check_pid_file(const platform::Sysroot& root, const StatePaths& paths) {
   PidFileStatus status;
-  std::ifstream in(paths.pid_file);
-  if (!in) {
+  const auto text = trust::read_private_file(paths.pid_file);
+  if (text && !*text) {
     return status;  // none
   }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto parsed = parse_u64(trim(text));
   status.state = PidFileState::stale;
+  if (!text) {
+    status.why = text.error().message;
+    return status;
+  }
+  const auto parsed = parse_u64(trim(**text));
   if (!parsed || *parsed == 0 || *parsed > 0x7fffffff) {
     status.why = fmt::format("the pid file {} holds no process id", paths.pid_file.string());
     return status;

@@ -18,6 +18,8 @@
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/binary_trust.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::launch {
@@ -179,7 +181,18 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     return Error{"internal: start_server needs argv[0] to be the absolute path of llama-server",
                  ExitCode::failed};
   }
-  if (const Status dir = platform::ensure_private_dir(paths.log.parent_path()); !dir) {
+  // The binary that was checked is the one executed: a symlink re-pointed meanwhile is not
+  // followed again.
+  const auto verdict = trust::check_binary(request.argv[0]);
+  if (!verdict) {  // missing, or unreadable: it cannot be started
+    return failure_error(StartFailure::spawn_failed, verdict.error().message, "", "", paths.log);
+  }
+  if (!verdict->may_run) {
+    return trust::refusal(*verdict);
+  }
+  std::vector<std::string> argv = request.argv;
+  argv[0] = verdict->path;
+  if (const Status dir = trust::ensure_private_dir(paths.log.parent_path()); !dir) {
     return dir.error();
   }
 
@@ -210,7 +223,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   const std::uintmax_t region =
       static_cast<std::uintmax_t>(std::max<off_t>(0, header_at)) + header.size();
 
-  auto spawned = platform::Child::spawn(request.argv, request.env.to_strings(), *log_fd);
+  auto spawned = platform::Child::spawn(argv, request.env.to_strings(), *log_fd);
   ::close(*log_fd);
   if (!spawned) {
     append_line(paths.log, fmt::format("==== {} launch: {}", kToolName, spawned.error().message));

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
-#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::plan {
 
@@ -250,14 +250,14 @@ Expected<CalibrationStore> read_calibration_store(const std::filesystem::path& p
                              path.string()),
                  ExitCode::failed};
   }
-  const auto text = read_text_file(path);
-  if (!text) {
-    return Error{fmt::format("calibration file {} cannot be read; fix its permissions or remove "
-                             "it",
-                             path.string()),
+  // Yours and writable by no one else (a planted one would change every plan), else refused.
+  const auto text = trust::read_private_file(path);
+  if (!text || !*text) {
+    return Error{fmt::format("calibration file {} cannot be read ({}); fix it or remove it",
+                             path.string(), text ? "it vanished" : text.error().message),
                  ExitCode::failed};
   }
-  const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const json doc = json::parse(**text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Error{fmt::format("calibration file {} is not valid JSON; remove it (the next launch "
                              "records a new one)",

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::probe {
@@ -143,7 +144,13 @@ void query_versions(std::vector<LlamaServerBinary>& binaries) {
     if (!binary.error.empty()) {
       continue;
     }
-    const auto run = platform::run_capture({binary.path, "--version"}, std::chrono::seconds(10));
+    const auto verdict = trust::check_binary(binary.path);
+    if (!verdict || !verdict->may_run) {
+      binary.error = verdict ? fmt::format("not run: {}; {}", verdict->problem, verdict->fix)
+                             : verdict.error().message;
+      continue;
+    }
+    const auto run = platform::run_capture({verdict->path, "--version"}, std::chrono::seconds(10));
     if (!run) {
       binary.error = run.error().message;
       continue;

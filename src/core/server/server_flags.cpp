@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::server {
@@ -285,7 +286,11 @@ bool ServerFlags::accepts_value(std::string_view name, std::string_view value) c
 
 Expected<ServerFlags> read_server_flags(const std::string& server_path,
                                         std::chrono::milliseconds timeout) {
-  const auto run = platform::run_capture({server_path, "--help"}, timeout, 1 << 20);
+  const auto program = trust::runnable_binary(server_path);
+  if (!program) {
+    return program.error();
+  }
+  const auto run = platform::run_capture({*program, "--help"}, timeout, 1 << 20);
   if (!run) {
     return Error{fmt::format("cannot run {} --help: {}; give the llama-server binary with "
                              "--llama-server PATH",

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "gb10tune/platform/process.hpp"
+#include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::server {
@@ -43,6 +44,10 @@ std::optional<std::string_view> find_system_info_line(std::string_view text) {
 Expected<std::string> read_build_system_info(const std::string& server_path,
                                              std::chrono::milliseconds timeout) {
   namespace fs = std::filesystem;
+  const auto program = trust::runnable_binary(server_path);
+  if (!program) {
+    return program.error();
+  }
   std::error_code ec;
   std::string pattern = (fs::temp_directory_path(ec) / "gb10tune-sysinfo-XXXXXX").string();
   if (ec || mkdtemp(pattern.data()) == nullptr) {
@@ -50,8 +55,8 @@ Expected<std::string> read_build_system_info(const std::string& server_path,
   }
   const fs::path dir(pattern);
   const auto run =
-      platform::run_capture({server_path, "-lv", "4", "-m", (dir / "no-model.gguf").string(),
-                             "--host", (dir / "probe.sock").string()},
+      platform::run_capture({*program, "-lv", "4", "-m", (dir / "no-model.gguf").string(), "--host",
+                             (dir / "probe.sock").string()},
                             timeout, 1 << 20);
   fs::remove_all(dir, ec);
   if (!run) {
