@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "support/hostile_peer.hpp"
 #include "support/stand_in.hpp"
 
 namespace gb10tune::platform {
@@ -140,6 +141,136 @@ TEST(HttpClient, ServerThatHangsUpIsNotATimeout) {
               message.find("broke while sending") != std::string::npos)
       << message;
   EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
+}
+
+// How long `call` took, and what it returned.
+template <class Call>
+auto timed(Call call, std::chrono::steady_clock::duration& elapsed) {
+  const auto started = std::chrono::steady_clock::now();
+  auto result = call();
+  elapsed = std::chrono::steady_clock::now() - started;
+  return result;
+}
+
+Url peer_url(const testing::HostilePeer& peer) {
+  return Url{"http", "127.0.0.1", peer.port(), ""};
+}
+
+TEST(HttpClientBounds, AnAnswerDrippedOneByteEvery800MsEndsAtTheDeadline) {
+  // Every read gets a byte well within the per-read timeout; only a whole-call deadline ends
+  // this. The peer gives up after ~12 s, so a client without one fails the bound below.
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    c.drip("HTTP/1.1 200 OK\r\nX-Slow: abcdefgh", std::chrono::milliseconds(800));
+  });
+  std::chrono::steady_clock::duration elapsed{};
+  const auto response = timed([&] { return http_get(peer_url(peer), "/health", 1s); }, elapsed);
+  ASSERT_FALSE(response);
+  EXPECT_LT(elapsed, 3s);
+  EXPECT_EQ(response.error().code, ExitCode::failed);
+  const std::string& message = response.error().message;
+  EXPECT_NE(message.find("no complete answer from " + peer.url() + "/health within 1 s"),
+            std::string::npos)
+      << message;
+}
+
+TEST(HttpClientBounds, ABodyDrippedAfterGoodHeadersEndsAtTheDeadline) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n")) {
+      c.drip("{\"status\":\"ok\"}", std::chrono::milliseconds(800));
+    }
+  });
+  std::chrono::steady_clock::duration elapsed{};
+  const auto response = timed(
+      [&] { return http_post_json(peer_url(peer), "/v1/chat/completions", "{}", 1s); }, elapsed);
+  ASSERT_FALSE(response);
+  EXPECT_LT(elapsed, 3s);
+  EXPECT_NE(response.error().message.find("within 1 s"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, AnEndlessSlowChunkedStreamEndsAtTheDeadline) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (!c.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) {
+      return;
+    }
+    for (int i = 0; i < 40; ++i) {
+      if (!c.send("1\r\na\r\n")) {
+        return;
+      }
+      std::this_thread::sleep_for(300ms);
+    }
+  });
+  std::chrono::steady_clock::duration elapsed{};
+  const auto response = timed([&] { return http_get(peer_url(peer), "/slots", 1s); }, elapsed);
+  ASSERT_FALSE(response);
+  EXPECT_LT(elapsed, 3s);
+  EXPECT_NE(response.error().message.find("within 1 s"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, AHugeBodyIsRefusedAtTheSizeCap) {
+  // 64 MiB announced and sent: far over what any llama-server answer needs.
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\nContent-Length: 67108864\r\n\r\n")) {
+      c.send_repeated(std::string(1024, 'x'), 64 * 1024);
+    }
+  });
+  const auto response = http_get(peer_url(peer), "/props", 10s);
+  ASSERT_FALSE(response);
+  EXPECT_EQ(response.error().code, ExitCode::failed);
+  EXPECT_NE(
+      response.error().message.find("the answer from " + peer.url() + "/props exceeded 16 MiB"),
+      std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, AnUnannouncedHugeBodyIsRefusedAtTheSizeCap) {
+  // No Content-Length: the body runs to the end of the connection.
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")) {
+      c.send_repeated(std::string(1024, 'x'), 64 * 1024);
+    }
+  });
+  const auto response = http_get(peer_url(peer), "/props", 10s);
+  ASSERT_FALSE(response);
+  EXPECT_NE(response.error().message.find("exceeded 16 MiB"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, HugeHeadersAreRefusedAtTheSizeCap) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\n")) {
+      c.send_repeated("X-Padding: " + std::string(1000, 'p') + "\r\n", 64 * 1024);
+      c.send("Content-Length: 2\r\n\r\n{}");
+    }
+  });
+  const auto response = http_get(peer_url(peer), "/health", 10s);
+  ASSERT_FALSE(response);
+  EXPECT_NE(response.error().message.find("exceeded"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, AnEndlessFastChunkedStreamIsRefusedAtTheSizeCap) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) {
+      c.send_repeated("400\r\n" + std::string(1024, 'c') + "\r\n", 64 * 1024);
+    }
+  });
+  const auto response = http_get(peer_url(peer), "/slots", 10s);
+  ASSERT_FALSE(response);
+  EXPECT_NE(response.error().message.find("exceeded 16 MiB"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, APeerThatNeverAnswersEndsAtTheDeadline) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) { c.wait_for_close(); });
+  std::chrono::steady_clock::duration elapsed{};
+  const auto response = timed([&] { return http_get(peer_url(peer), "/health", 1s); }, elapsed);
+  ASSERT_FALSE(response);
+  EXPECT_GE(elapsed, 900ms);
+  EXPECT_LT(elapsed, 3s);
+  EXPECT_NE(response.error().message.find("within 1 s"), std::string::npos)
+      << response.error().message;
 }
 
 }  // namespace
