@@ -38,10 +38,7 @@ struct RpcOptions {
 
 // Where to ask a worker bound to `bind`: the loopback address for an any-address bind.
 rpc::Endpoint query_endpoint(const rpc::Endpoint& bind) {
-  if (rpc::binds_everywhere(bind.host)) {
-    return {bind.host == "::" ? "::1" : "127.0.0.1", bind.port};
-  }
-  return bind;
+  return {reachable_host(bind.host), bind.port};
 }
 
 std::string gib(std::uint64_t bytes) {
