@@ -347,7 +347,8 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
       std::this_thread::sleep_until(iteration + kPollInterval);
       continue;
     }
-    const auto health = platform::http_get(request.url, "/health", kHealthTimeout);
+    const auto health =
+        platform::http_get(request.url, "/health", kHealthTimeout, platform::kSmallAnswerBytes);
     if (health && http::classify_health(*health) == http::HealthState::ready) {
       // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
       // 200) or a few answers in a row rule out another server that took the port.
