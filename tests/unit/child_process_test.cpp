@@ -77,8 +77,9 @@ TEST(ChildProcess, TerminateGivesUpWhenSigkillDoesNotEndTheChild) {
   auto ended = std::async(std::launch::async, [&child] { return child.terminate(200ms); });
   const bool returned = ended.wait_for(15s) == std::future_status::ready;
   tracer.release();  // lets a terminate() without a bound return, and the zombie be reaped
-  [[maybe_unused]] const ChildExit exit = ended.get();
+  const ChildExit exit = ended.get();
   EXPECT_TRUE(returned) << "terminate() waited for the child without a bound";
+  EXPECT_TRUE(exit.still_running) << "giving up must be reported";
   ::waitpid(pid, nullptr, 0);
 }
 
@@ -87,6 +88,7 @@ TEST(ChildProcess, TerminateEndsAChildThatIgnoresNothing) {
   ASSERT_TRUE(spawned) << spawned.error().message;
   Child child = std::move(spawned).value();
   const ChildExit exit = child.terminate(2s);
+  EXPECT_FALSE(exit.still_running);
   EXPECT_EQ(exit.signal, SIGTERM);
 }
 
