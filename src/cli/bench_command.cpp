@@ -9,6 +9,7 @@
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
+#include "number_option.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
@@ -142,12 +143,13 @@ Runner setup_bench(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   sub->add_option("--peak", options->peak_gbps,
                   "Nominal memory bandwidth in GB/s (default: from the device table)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_range(0.001, 1e6));
   sub->add_option("--reserve", options->reserve,
                   "Host memory left untouched (default 12GB): host buffers never exceed "
                   "MemAvailable minus this")
       ->option_text("SIZE");
-  sub->add_option("--device", options->device, "CUDA device index (default 0)");
+  sub->add_option("--device", options->device, "CUDA device index (default 0)")
+      ->check(CLI::Range(0, 1023));
   sub->add_option("--allocators", options->allocators,
                   "Only these: device, managed, managed_prefetch, managed_advise, pinned_host, "
                   "pageable_malloc, pageable_mmap")

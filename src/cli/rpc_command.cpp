@@ -14,6 +14,7 @@
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/version.hpp"
+#include "number_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -308,17 +309,19 @@ Runner setup_rpc(CLI::App& app) {
   start->add_flag("--cache,-c", options->cache,
                   "Pass -c: the worker keeps received tensors in a local cache, so a restart of "
                   "the head loads them from disk instead of over the link");
-  start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)");
+  start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)")
+      ->check(CLI::Range(0, 4096));
   start->add_option("--device", options->devices, "Pass -d LIST (devices to serve)");
   start->add_flag("--expose", options->expose,
                   "Allow binding 0.0.0.0 or ::; the RPC protocol has no authentication");
   start->add_option("--timeout", options->timeout_s, "Seconds to wait for the hello (default 60)")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_range(1.0, 3600.0));
   start->callback([options] { options->action = "start"; });
   CLI::App* stop = rpc->add_subcommand("stop", "Stop the worker that `rpc start` started.");
   common(stop);
   stop->add_option("--timeout", options->timeout_s,
-                   "Seconds after SIGTERM before SIGKILL (default 60)");
+                   "Seconds after SIGTERM before SIGKILL (default 60)")
+      ->check(finite_range(0.0, 3600.0));
   stop->callback([options] { options->action = "stop"; });
   CLI::App* status = rpc->add_subcommand(
       "status",

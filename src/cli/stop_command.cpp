@@ -9,6 +9,7 @@
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/sys/process_owner.hpp"
+#include "number_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -258,7 +259,7 @@ Runner setup_stop(CLI::App& app) {
                 "gb10tune did not start");
   sub->add_option("--timeout", options->timeout_s,
                   "Seconds to wait after SIGTERM before SIGKILL (default 30)")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(finite_range(0.0, 3600.0))
       ->option_text("SECONDS");
   sub->add_flag("--json", options->json, "Print one JSON document");
   sub->footer(
