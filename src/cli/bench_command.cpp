@@ -11,6 +11,7 @@
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/report/bench_report.hpp"
+#include "number_option.hpp"
 #include "renamed_option.hpp"
 #include "size_option.hpp"
 
@@ -151,13 +152,14 @@ Runner setup_bench(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   sub->add_option("--peak", options->peak_gbps,
                   "Nominal memory bandwidth in GB/s (default: from the device table)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_range(0.001, 1e6));
   sub->add_option("--reserve", options->reserve,
                   "Host memory kept for the system (default 12GB): host buffers never exceed "
                   "MemAvailable minus this")
       ->option_text("SIZE");
   sub->add_option("--cuda-device", options->device,
                   "The CUDA device to measure, by index (default 0)")
+      ->check(CLI::Range(0, 1023))
       ->option_text("N");
   // --device is llama.cpp's device list (rpc start); here it was the CUDA index.
   keep_renamed(sub->add_option("--device", options->device), "--cuda-device", options->renamed);

@@ -22,6 +22,7 @@
 #include "gb10tune/util/text_file.hpp"
 #include "gb10tune/verify/verify.hpp"
 #include "gb10tune/version.hpp"
+#include "number_option.hpp"
 
 namespace gb10tune::cli {
 
@@ -379,7 +380,7 @@ Runner setup_bench_server(CLI::App& bench) {
       ->check(CLI::Range(1, 256));
   sub->add_option("--bandwidth", options->bandwidth_gbps,
                   "Device bandwidth in GB/s for the ceiling (default: the saved probe result)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_range(0.001, 1e6));
   sub->add_option("--model", options->model,
                   "The served GGUF, for the bytes read per token (default: the launch record)")
       ->option_text("FILE");
@@ -390,7 +391,7 @@ Runner setup_bench_server(CLI::App& bench) {
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,
                   "Seconds to wait for the answer to one request (default 600)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_range(0.001, 86400.0));
   sub->add_option("--save", options->save,
                   "Also save the result as NAME under the state directory, for bench compare")
       ->option_text("NAME");

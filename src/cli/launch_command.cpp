@@ -988,7 +988,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       rpc_preview->worker_argv.push_back(argv ? *argv : std::vector<std::string>{});
       rpc_preview->worker_start.push_back(
           fmt::format("gb10tune rpc start --host {} --port {} --cache{}", endpoint.host,
-                      endpoint.port, rpc::binds_everywhere(endpoint.host) ? " --expose" : ""));
+                      endpoint.port, binds_every_interface(endpoint.host) ? " --expose" : ""));
     }
     if (!rpc_preview->nodes.budgets_known) {
       *ctx.err << "warning: a node's memory is unknown; the plan per node is not checked\n";

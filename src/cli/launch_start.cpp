@@ -15,6 +15,7 @@
 #include "gb10tune/rpc/node_log.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/line_printer.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -330,13 +331,10 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
           change.name, change.value, change.reason, change.fact);
     }
   }
-  auto host = settings.text("host");
-  if (host == "0.0.0.0" || host == "::" || host.empty()) {
-    host = "127.0.0.1";  // listening everywhere: ask on the loopback address
-  }
+  // Listening everywhere (in any spelling getaddrinfo() reads as such): ask on the loopback.
   const auto url_text =
-      fmt::format("http://{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host,
-                  settings.integer("port"));
+      fmt::format("http://{}", format_host_port(reachable_host(settings.text("host")),
+                                                static_cast<int>(settings.integer("port"))));
   const auto url = platform::parse_url(url_text);
   if (!url) {
     return report_failure(ctx, Error{url.error().message, ExitCode::usage});

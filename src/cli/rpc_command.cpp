@@ -17,6 +17,7 @@
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/version.hpp"
+#include "number_option.hpp"
 #include "renamed_option.hpp"
 
 namespace gb10tune::cli {
@@ -44,10 +45,7 @@ struct RpcOptions {
 
 // Where to ask a worker bound to `bind`: the loopback address for an any-address bind.
 rpc::Endpoint query_endpoint(const rpc::Endpoint& bind) {
-  if (rpc::binds_everywhere(bind.host)) {
-    return {bind.host == "::" ? "::1" : "127.0.0.1", bind.port};
-  }
-  return bind;
+  return {reachable_host(bind.host), bind.port};
 }
 
 std::string gib(std::uint64_t bytes) {
@@ -324,6 +322,7 @@ Runner setup_rpc(CLI::App& app) {
   // -c is the context size (launch, llama-server); here it was the cache.
   keep_renamed(start->add_flag("-c", options->cache), "--cache", options->renamed);
   start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)")
+      ->check(CLI::Range(0, 4096))
       ->option_text("N");
   start
       ->add_option("--device", options->devices,
@@ -335,12 +334,14 @@ Runner setup_rpc(CLI::App& app) {
   start
       ->add_option("--timeout", options->timeout_s,
                    "Seconds to wait for the worker's hello (default 60)")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(finite_range(1.0, 3600.0))
       ->option_text("SECONDS");
   start->footer(exit_code_footer(
       {{ExitCode::ok, "ready"},
        {ExitCode::failed, "a worker started by gb10tune already runs on the port"},
-       {ExitCode::usage, "usage error (an any-address bind without --expose, no rpc-server)"},
+       {ExitCode::usage,
+        "usage error (an any-address bind without --expose, an address rpc-server cannot bind, no "
+        "rpc-server, a number out of range)"},
        {ExitCode::server_failed, "the worker failed to start or to answer its hello"},
        {ExitCode::interrupted, "interrupted (SIGINT), the worker stopped"},
        {ExitCode::terminated, "terminated (SIGTERM), the worker stopped"}}));
@@ -349,8 +350,10 @@ Runner setup_rpc(CLI::App& app) {
   common(stop);
   stop->add_option("--grace", options->grace_s,
                    "Seconds to wait after SIGTERM before SIGKILL (default 60)")
+      ->check(finite_range(0.0, 3600.0))
       ->option_text("SECONDS");
-  keep_renamed(stop->add_option("--timeout", options->grace_s), "--grace", options->renamed);
+  keep_renamed(stop->add_option("--timeout", options->grace_s)->check(finite_range(0.0, 3600.0)),
+               "--grace", options->renamed);
   stop->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
                                  {ExitCode::failed, "the worker could not be stopped"},
                                  {ExitCode::usage}}));

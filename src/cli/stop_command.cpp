@@ -12,6 +12,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/sys/process_owner.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "number_option.hpp"
 #include "renamed_option.hpp"
 
 namespace gb10tune::cli {
@@ -264,9 +265,9 @@ Runner setup_stop(CLI::App& app) {
                 "gb10tune did not start");
   sub->add_option("--grace", options->grace_s,
                   "Seconds to wait after SIGTERM before SIGKILL (default 30)")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(finite_range(0.0, 3600.0))
       ->option_text("SECONDS");
-  keep_renamed(sub->add_option("--timeout", options->grace_s)->check(CLI::Range(0.0, 3600.0)),
+  keep_renamed(sub->add_option("--timeout", options->grace_s)->check(finite_range(0.0, 3600.0)),
                "--grace", options->renamed);
   sub->add_flag("--json", options->json, "Print one JSON document");
   sub->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},

@@ -27,6 +27,7 @@
 #include "gb10tune/watch/watch_events.hpp"
 #include "gb10tune/watch/watch_sampler.hpp"
 #include "gb10tune/watch/watch_units.hpp"
+#include "number_option.hpp"
 #include "size_option.hpp"
 
 namespace gb10tune::cli {
@@ -675,7 +676,7 @@ Runner setup_watch(CLI::App& app) {
       "server (SIGTERM, then SIGKILL) before the machine swaps to a crawl; optionally restart "
       "it from the same launch record.");
   sub->add_option("--interval", o->interval_s, "Seconds between samples (default 1)")
-      ->check(CLI::Range(0.01, 3600.0))
+      ->check(finite_range(0.01, 3600.0))
       ->option_text("SECONDS");
   sub->add_option("--warn", o->warn,
                   "Warn when MemAvailable falls below this (default: the plan's reserve, 12GB)")
@@ -687,17 +688,17 @@ Runner setup_watch(CLI::App& app) {
                   "A warning clears only at --warn plus this (default 1GiB; 0 for none)")
       ->option_text("SIZE");
   sub->add_option("--grace", o->grace_s, "Seconds from SIGTERM to SIGKILL (default 10)")
-      ->check(CLI::Range(0.0, 600.0))
+      ->check(finite_range(0.0, 600.0))
       ->option_text("SECONDS");
   sub->add_flag("--restart", o->restart,
                 "Start the server again from the same launch record after a stop or a crash, "
                 "once memory allows, with exponential back-off");
   sub->add_option("--restart-delay", o->restart_delay_s,
                   "Back-off before the first restart, doubled for each further one (default 5)")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(finite_range(0.0, 86400.0))
       ->option_text("SECONDS");
   sub->add_option("--restart-max-delay", o->restart_max_delay_s, "The back-off's cap (default 300)")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(finite_range(0.0, 86400.0))
       ->option_text("SECONDS");
   sub->add_option("--max-restarts", o->max_restarts,
                   "Restarts in a row before giving up (default 5; 0 for no limit)")

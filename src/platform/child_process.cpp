@@ -143,22 +143,31 @@ void Child::signal(int signal) const {
   }
 }
 
-ChildExit Child::terminate(std::chrono::milliseconds grace) {
+ChildExit Child::terminate(std::chrono::milliseconds grace, std::chrono::milliseconds kill_wait) {
   if (poll()) {
     return *m_exit;
   }
   signal(SIGTERM);
-  const auto deadline = Clock::now() + grace;
-  while (!poll() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (wait_reaped(Clock::now() + grace)) {
+    return *m_exit;
   }
-  if (!m_exit) {
-    signal(SIGKILL);
-    while (!poll()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  signal(SIGKILL);
+  if (wait_reaped(Clock::now() + kill_wait)) {
+    return *m_exit;
+  }
+  ChildExit stuck;
+  stuck.still_running = true;
+  return stuck;
+}
+
+bool Child::wait_reaped(std::chrono::steady_clock::time_point deadline) {
+  while (!poll()) {
+    if (Clock::now() >= deadline) {
+      return false;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  return *m_exit;
+  return true;
 }
 
 Expected<ProcessHandle> ProcessHandle::open(int pid) {

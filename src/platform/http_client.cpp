@@ -1,110 +1,136 @@
-// The HTTP client over cpp-httplib: one connection per call, errors turned into plain words.
+// The HTTP client over a TcpConnection: one deadline for the whole call and one size cap for the
+// whole answer, so that a server that drips, floods or never finishes costs at most both.
 #include "gb10tune/platform/http_client.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netdb.h>
-#include <sys/socket.h>
 
-#include <charconv>
+#include "gb10tune/platform/tcp_connection.hpp"
+#include "gb10tune/util/host_port.hpp"
+#include "gb10tune/util/strings.hpp"
+#include "gb10tune/version.hpp"
 
 namespace gb10tune::platform {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// Bytes asked of the socket per read.
+constexpr std::size_t kReadPiece = 64 * 1024;
+
 Error usage_error(std::string_view text, const std::string& why) {
   return Error{fmt::format("bad server URL '{}': {}", text, why), ExitCode::usage};
 }
 
-std::string host_port(const Url& url) {
-  return url.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", url.host, url.port)
-                                                 : fmt::format("{}:{}", url.host, url.port);
-}
-
-std::string duration_words(std::chrono::milliseconds timeout) {
-  if (timeout.count() % 1000 == 0) {
-    return fmt::format("{} s", timeout.count() / 1000);
+// The request, with the Host header of url and "Connection: close" (one call, one connection).
+std::string request_text(const Url& url, std::string_view path, const std::string* body) {
+  std::string text = fmt::format(
+      "{} {}{} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}/{}\r\nAccept: */*\r\n"
+      "Connection: close\r\n",
+      body == nullptr ? "GET" : "POST", url.base_path, path, format_host_port(url.host, url.port),
+      kToolName, kToolVersion);
+  if (body != nullptr) {
+    text +=
+        fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n", body->size());
+    text += *body;
+  } else {
+    text += "\r\n";
   }
-  return fmt::format("{} ms", timeout.count());
+  return text;
 }
 
-bool resolves(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (found != nullptr) {
-    ::freeaddrinfo(found);
+// The error of a call that reached its deadline, saying how far it got.
+Error past_deadline(const std::string& target, std::chrono::milliseconds timeout,
+                    std::string_view where) {
+  return Error{fmt::format("no complete answer from {} within {}: {}", target,
+                           format_duration(timeout), where),
+               ExitCode::failed};
+}
+
+class Call {
+ public:
+  Call(const Url& url, std::string_view path, std::chrono::milliseconds timeout,
+       std::size_t max_bytes)
+      : m_target(url.to_string() + std::string(path)),
+        m_timeout(timeout),
+        m_deadline(Clock::now() + timeout),
+        m_reader(max_bytes) {}
+
+  Expected<HttpResponse> run(const Url& url, std::string_view path, const std::string* body) {
+    auto connection = TcpConnection::connect(url.host, url.port, m_deadline);
+    if (!connection) {
+      return late() ? past_deadline(m_target, m_timeout, connection.error().message)
+                    : no_answer(connection.error().message);
+    }
+    if (auto sent = connection->send_all(request_text(url, path, body), m_deadline); !sent) {
+      return late() ? past_deadline(m_target, m_timeout, "the server did not take the request")
+                    : no_answer("the connection broke while sending the request");
+    }
+    std::string piece;
+    while (!m_reader.complete()) {
+      // A server that floods keeps every read ready: the deadline is checked between reads too.
+      if (late()) {
+        return past_deadline(m_target, m_timeout, progress());
+      }
+      piece.clear();
+      auto got = connection->receive_some(piece, kReadPiece, m_deadline);
+      if (!got) {
+        return late() ? past_deadline(m_target, m_timeout, progress())
+                      : no_answer(got.error().message);
+      }
+      if (*got == 0) {
+        if (m_reader.received() == 0) {
+          return no_answer("the server closed the connection without answering");
+        }
+        if (auto finished = m_reader.finish(); !finished) {
+          return Error{fmt::format("the answer from {} {}", m_target, finished.error().message),
+                       ExitCode::failed};
+        }
+        break;
+      }
+      if (auto fed = m_reader.feed(piece); !fed) {
+        return bad_answer(fed.error());
+      }
+    }
+    return m_reader.take();
   }
-  return rc == 0;
-}
 
-// Plain words for a call that got no answer.
-std::string failure_cause(const Url& url, httplib::Error error, std::chrono::milliseconds timeout,
-                          std::chrono::steady_clock::duration elapsed) {
-  // A read error close to the deadline is the server not answering in time.
-  const bool near_deadline = elapsed * 10 >= timeout * 9;
-  switch (error) {
-    case httplib::Error::Connection:
-      if (!resolves(url.host)) {
-        return fmt::format("cannot resolve the host name '{}'; check the URL", url.host);
-      }
-      if (near_deadline) {
-        return fmt::format("timed out after {} while connecting to {}", duration_words(timeout),
-                           host_port(url));
-      }
-      return fmt::format(
-          "connection refused: nothing listens on {}; is llama-server running, on this host "
-          "and port?",
-          host_port(url));
-    case httplib::Error::ConnectionTimeout:
-      return fmt::format("timed out after {} while connecting to {}", duration_words(timeout),
-                         host_port(url));
-    case httplib::Error::Read:
-      if (near_deadline) {
-        return fmt::format(
-            "timed out after {}: the server accepted the connection but did not answer (busy, "
-            "stuck, or not llama-server?)",
-            duration_words(timeout));
-      }
-      return "the server closed the connection without answering";
-    case httplib::Error::Write:
-      return "the connection broke while sending the request";
-    default:
-      return fmt::format("the request failed ({})", httplib::to_string(error));
+ private:
+  bool late() const { return Clock::now() >= m_deadline; }
+
+  std::string progress() const {
+    if (m_reader.received() == 0) {
+      return "the server accepted the connection but sent nothing (busy, stuck, or not "
+             "llama-server?)";
+    }
+    return fmt::format(
+        "the server had sent {} bytes and was still sending (stalled, or "
+        "dripping its answer?)",
+        m_reader.received());
   }
-}
 
-Expected<HttpResponse> request(const Url& url, std::string_view path, const std::string* body,
-                               std::chrono::milliseconds timeout) {
-  httplib::Client client(url.host, url.port);
-  client.set_connection_timeout(timeout);
-  client.set_read_timeout(timeout);
-  client.set_write_timeout(timeout);
-  client.set_keep_alive(false);
-  const std::string full_path = url.base_path + std::string(path);
-  const auto started = std::chrono::steady_clock::now();
-  httplib::Result result = body == nullptr
-                               ? client.Get(full_path.c_str())
-                               : client.Post(full_path.c_str(), *body, "application/json");
-  if (!result) {
-    const auto elapsed = std::chrono::steady_clock::now() - started;
-    return Error{fmt::format("no answer from {}{}: {}", url.to_string(), path,
-                             failure_cause(url, result.error(), timeout, elapsed)),
+  Error no_answer(const std::string& why) const {
+    return Error{fmt::format("no answer from {}: {}", m_target, why), ExitCode::failed};
+  }
+
+  // An answer too large or not HTTP.
+  Error bad_answer(const Error& why) const {
+    return Error{fmt::format("the answer from {} {}; llama-server does not answer like this: is "
+                             "it llama-server that listens there?",
+                             m_target, why.message),
                  ExitCode::failed};
   }
-  HttpResponse response;
-  response.status = result->status;
-  response.body = std::move(result->body);
-  response.content_type = result->get_header_value("Content-Type");
-  return response;
-}
+
+  std::string m_target;
+  std::chrono::milliseconds m_timeout;
+  Clock::time_point m_deadline;
+  http::ResponseReader m_reader;
+};
 
 }  // namespace
 
 std::string Url::to_string() const {
-  return fmt::format("{}://{}{}", scheme, host_port(*this), base_path);
+  return fmt::format("{}://{}{}", scheme, format_host_port(host, port), base_path);
 }
 
 Expected<Url> parse_url(std::string_view text) {
@@ -124,7 +150,6 @@ Expected<Url> parse_url(std::string_view text) {
   }
   Url url;
   const auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {
     std::string_view base = rest.substr(slash);
     while (!base.empty() && base.back() == '/') {
@@ -132,56 +157,24 @@ Expected<Url> parse_url(std::string_view text) {
     }
     url.base_path = std::string(base);
   }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return usage_error(text, "an IPv6 address needs a closing ']'");
-    }
-    url.host = std::string(authority.substr(1, close - 1));
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        return usage_error(text, "expected ':PORT' after the IPv6 address");
-      }
-      port_text = after.substr(1);
-      if (port_text.empty()) {
-        return usage_error(text, "the port is empty");
-      }
-    }
-  } else {
-    const auto colon = authority.find(':');
-    url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-      if (port_text.empty()) {
-        return usage_error(text, "the port is empty");
-      }
-    }
+  const auto authority = parse_host_port(rest.substr(0, slash), url.port);
+  if (!authority) {
+    return usage_error(text, authority.error().message + "; use http://HOST:PORT");
   }
-  if (url.host.empty()) {
-    return usage_error(text, "the host is missing; use http://HOST:PORT");
-  }
-  if (!port_text.empty()) {
-    int port = 0;
-    const auto* end = port_text.data() + port_text.size();
-    const auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
-    if (ec != std::errc() || ptr != end || port < 1 || port > 65535) {
-      return usage_error(text, fmt::format("'{}' is not a port (1-65535)", port_text));
-    }
-    url.port = port;
-  }
+  url.host = authority->host;
+  url.port = authority->port;
   return url;
 }
 
 Expected<HttpResponse> http_get(const Url& url, std::string_view path,
-                                std::chrono::milliseconds timeout) {
-  return request(url, path, nullptr, timeout);
+                                std::chrono::milliseconds timeout, std::size_t max_bytes) {
+  return Call(url, path, timeout, max_bytes).run(url, path, nullptr);
 }
 
 Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,
-                                      const std::string& body, std::chrono::milliseconds timeout) {
-  return request(url, path, &body, timeout);
+                                      const std::string& body, std::chrono::milliseconds timeout,
+                                      std::size_t max_bytes) {
+  return Call(url, path, timeout, max_bytes).run(url, path, &body);
 }
 
 }  // namespace gb10tune::platform

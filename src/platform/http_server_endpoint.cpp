@@ -22,7 +22,8 @@ Error not_answering(const platform::Url& url, const std::string& why) {
 }
 
 Expected<ServerInfo> read_info(const platform::Url& url) {
-  const auto health = platform::http_get(url, "/health", kProbeTimeout);
+  const auto health =
+      platform::http_get(url, "/health", kProbeTimeout, platform::kSmallAnswerBytes);
   if (!health) {
     return not_answering(url, health.error().message);
   }

@@ -38,6 +38,52 @@ TEST(CliApp, UsageErrorsExitTwo) {
   EXPECT_EQ(run_binary({"probe", "extra"}).exit_code, 2);
 }
 
+TEST(CliApp, EveryNumberOptionRefusesNonFiniteAndOutOfRangeValues) {
+  // Each is a usage error naming the option, before anything runs: a cast of inf or nan to an
+  // integer is undefined, and a huge or negative wait is never what was meant.
+  testing::TempDir state;
+  const std::string xdg = "XDG_STATE_HOME=" + state.path().string();
+  const std::string no_bin = "/nonexistent/rpc-server";
+  const std::string no_url = "http://127.0.0.1:1";
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;
+  };
+  const std::vector<Case> cases = {
+      {{"rpc", "stop", "--timeout", "inf"}, "--timeout"},
+      {{"rpc", "stop", "--timeout", "nan"}, "--timeout"},
+      {{"rpc", "stop", "--timeout", "-1"}, "--timeout"},
+      {{"rpc", "stop", "--timeout", "1e300"}, "--timeout"},
+      {{"rpc", "start", "--timeout", "nan", "--server-bin", no_bin}, "--timeout"},
+      {{"rpc", "start", "--threads", "-4", "--server-bin", no_bin}, "--threads"},
+      {{"rpc", "start", "--threads", "100000000", "--server-bin", no_bin}, "--threads"},
+      {{"stop", "--timeout", "nan"}, "--timeout"},
+      {{"stop", "--timeout", "inf"}, "--timeout"},
+      {{"watch", "--interval", "nan"}, "--interval"},
+      {{"watch", "--grace", "nan"}, "--grace"},
+      {{"watch", "--restart-delay", "inf"}, "--restart-delay"},
+      {{"watch", "--restart-max-delay", "nan"}, "--restart-max-delay"},
+      {{"bench", "--peak", "nan"}, "--peak"},
+      {{"bench", "--peak", "inf"}, "--peak"},
+      {{"bench", "--device", "-1"}, "--device"},
+      {{"bench", "server", "--timeout", "inf", "--url", no_url}, "--timeout"},
+      {{"bench", "server", "--timeout", "nan", "--url", no_url}, "--timeout"},
+      {{"bench", "server", "--bandwidth", "nan", "--url", no_url}, "--bandwidth"},
+      {{"bench", "server", "--bandwidth", "inf", "--url", no_url}, "--bandwidth"},
+  };
+  for (const Case& c : cases) {
+    const auto result = run_binary(c.args, {xdg});
+    std::string line;
+    for (const auto& arg : c.args) {
+      line += arg + " ";
+    }
+    EXPECT_EQ(result.exit_code, 2) << line << "\n" << result.out << result.err;
+    EXPECT_NE((result.out + result.err).find(c.option), std::string::npos)
+        << line << "\n"
+        << result.out << result.err;
+  }
+}
+
 TEST(CliApp, ProbeRunsOnACapturedMachineWithoutAGpu) {
   const auto result = run_binary(
       {"--sysroot", testing::sysroot_fixture("gb10").string(), "probe", "--json", "--no-save"});

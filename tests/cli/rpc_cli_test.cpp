@@ -143,6 +143,18 @@ TEST(CliRpc, RefusesAnAnyAddressBindWithoutExpose) {
   EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "record.txt"));
 }
 
+TEST(CliRpc, RefusesTheAnyAddressInEverySpellingRpcServerReads) {
+  RpcFixture f;
+  // The bind is judged before the binary is looked for: a missing binary cannot hide it.
+  for (const char* host : {"0", "0.0", "0x0", "000.0.0.0", "0:0::0", "[::]"}) {
+    auto refused = f.rpc(
+        {"start", "--host", host, "--port", "50162", "--server-bin", "/nonexistent/rpc-server"});
+    EXPECT_EQ(refused.exit_code, 2) << host;
+    EXPECT_TRUE(contains(refused.out, "every interface")) << host << ": " << refused.out;
+    EXPECT_TRUE(contains(refused.out, "--expose")) << host << ": " << refused.out;
+  }
+}
+
 TEST(CliRpc, MissingBinaryIsAUsageError) {
   RpcFixture f;
   auto missing = f.rpc({"start", "--port", "50163", "--server-bin", "/nonexistent/rpc-server"});

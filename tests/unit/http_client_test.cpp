@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <thread>
 
+#include "support/hostile_peer.hpp"
 #include "support/stand_in.hpp"
 
 namespace gb10tune::platform {
@@ -110,15 +112,14 @@ TEST(HttpClient, SilentServerTimesOut) {
   const auto response = http_get(url, "/health", 1s);
   const auto elapsed = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(response);
-  EXPECT_NE(response.error().message.find("timed out after 1 s"), std::string::npos)
+  EXPECT_NE(response.error().message.find("within 1 s"), std::string::npos)
       << response.error().message;
   EXPECT_GE(elapsed, 900ms);
   EXPECT_LT(elapsed, 5s);
 
   const auto post = http_post_json(url, "/completion", "{}", 300ms);
   ASSERT_FALSE(post);
-  EXPECT_NE(post.error().message.find("timed out after 300 ms"), std::string::npos)
-      << post.error().message;
+  EXPECT_NE(post.error().message.find("within 300 ms"), std::string::npos) << post.error().message;
 }
 
 TEST(HttpClient, ServerThatHangsUpIsNotATimeout) {
@@ -139,7 +140,169 @@ TEST(HttpClient, ServerThatHangsUpIsNotATimeout) {
   EXPECT_TRUE(message.find("closed the connection") != std::string::npos ||
               message.find("broke while sending") != std::string::npos)
       << message;
-  EXPECT_EQ(message.find("timed out"), std::string::npos) << message;
+  EXPECT_EQ(message.find("within"), std::string::npos) << message;
+}
+
+Url peer_url(const testing::HostilePeer& peer) {
+  return Url{"http", "127.0.0.1", peer.port(), ""};
+}
+
+// One call of the client to a peer at `url`.
+using PeerCall = std::function<Expected<HttpResponse>(const Url& url)>;
+
+PeerCall get_within_one_second(const std::string& path) {
+  return [path](const Url& url) { return http_get(url, path, 1s); };
+}
+
+// Runs `call` against a peer that runs `script`: it must fail at its 1 s deadline (well within
+// 3 s), saying that no complete answer came from `path` within 1 s.
+void expect_cut_at_one_second(testing::PeerScript script, const PeerCall& call,
+                              const std::string& path) {
+  testing::HostilePeer peer(std::move(script));
+  const auto started = std::chrono::steady_clock::now();
+  const auto response = call(peer_url(peer));
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(response);
+  EXPECT_GE(elapsed, 900ms);
+  EXPECT_LT(elapsed, 3s);
+  EXPECT_EQ(response.error().code, ExitCode::failed);
+  EXPECT_NE(
+      response.error().message.find("no complete answer from " + peer.url() + path + " within 1 s"),
+      std::string::npos)
+      << response.error().message;
+}
+
+// GETs `path` from a peer that runs `script`, with 10 s: the answer must be refused at the
+// 16 MiB cap, long before it ends.
+void expect_refused_at_the_cap(testing::PeerScript script, const std::string& path) {
+  testing::HostilePeer peer(std::move(script));
+  const auto response = http_get(peer_url(peer), path, 10s);
+  ASSERT_FALSE(response);
+  EXPECT_EQ(response.error().code, ExitCode::failed);
+  EXPECT_NE(
+      response.error().message.find("the answer from " + peer.url() + path + " exceeded 16 MiB"),
+      std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClientBounds, AnAnswerDrippedOneByteEvery800MsEndsAtTheDeadline) {
+  // Every read gets a byte well within a per-read timeout; only a whole-call deadline ends
+  // this. The peer gives up after ~26 s, so a client without one fails the bound.
+  expect_cut_at_one_second(
+      [](testing::PeerConnection& c) {
+        c.drip("HTTP/1.1 200 OK\r\nX-Slow: abcdefgh", std::chrono::milliseconds(800));
+      },
+      get_within_one_second("/health"), "/health");
+}
+
+TEST(HttpClientBounds, ABodyDrippedAfterGoodHeadersEndsAtTheDeadline) {
+  expect_cut_at_one_second(
+      [](testing::PeerConnection& c) {
+        if (c.send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                   "Content-Length: 40\r\n\r\n")) {
+          c.drip("{\"status\":\"ok\"}", std::chrono::milliseconds(800));
+        }
+      },
+      [](const Url& url) { return http_post_json(url, "/v1/chat/completions", "{}", 1s); },
+      "/v1/chat/completions");
+}
+
+TEST(HttpClientBounds, AnEndlessSlowChunkedStreamEndsAtTheDeadline) {
+  expect_cut_at_one_second(
+      [](testing::PeerConnection& c) {
+        if (!c.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) {
+          return;
+        }
+        for (int i = 0; i < 40 && c.send("1\r\na\r\n"); ++i) {
+          std::this_thread::sleep_for(300ms);
+        }
+      },
+      get_within_one_second("/slots"), "/slots");
+}
+
+TEST(HttpClientBounds, APeerThatNeverAnswersEndsAtTheDeadline) {
+  expect_cut_at_one_second([](testing::PeerConnection& c) { c.wait_for_close(); },
+                           get_within_one_second("/health"), "/health");
+}
+
+// A peer that sends `head`, then 64 Ki copies of `filler` (64 MiB of 1 KiB fillers) as fast
+// as the client takes them.
+testing::PeerScript flood(std::string head, std::string filler) {
+  return [head = std::move(head), filler = std::move(filler)](testing::PeerConnection& c) {
+    if (c.send(head)) {
+      c.send_repeated(filler, 64 * 1024);
+    }
+  };
+}
+
+TEST(HttpClientBounds, AHugeBodyIsRefusedAtTheSizeCap) {
+  // 64 MiB announced and sent: far over what any llama-server answer needs.
+  expect_refused_at_the_cap(
+      flood("HTTP/1.1 200 OK\r\nContent-Length: 67108864\r\n\r\n", std::string(1024, 'x')),
+      "/props");
+}
+
+TEST(HttpClientBounds, AnUnannouncedHugeBodyIsRefusedAtTheSizeCap) {
+  // No Content-Length: the body runs to the end of the connection.
+  expect_refused_at_the_cap(
+      flood("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", std::string(1024, 'x')), "/props");
+}
+
+TEST(HttpClientBounds, HugeHeadersAreRefusedAtTheSizeCap) {
+  // Header lines without end: none is long, together they are 64 MiB.
+  expect_refused_at_the_cap(
+      flood("HTTP/1.1 200 OK\r\n", "X-Padding: " + std::string(1000, 'p') + "\r\n"), "/health");
+}
+
+TEST(HttpClientBounds, AnEndlessFastChunkedStreamIsRefusedAtTheSizeCap) {
+  expect_refused_at_the_cap(flood("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                                  "400\r\n" + std::string(1024, 'c') + "\r\n"),
+                            "/slots");
+}
+
+TEST(HttpClientBounds, HealthAnswersAreCappedSmaller) {
+  // A /health answer is a line: launch, verify and bench read it with a 64 KiB cap.
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    if (c.send("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")) {
+      c.send(std::string(100000, 'h'));
+    }
+  });
+  const auto response = http_get(peer_url(peer), "/health", 5s, kSmallAnswerBytes);
+  ASSERT_FALSE(response);
+  EXPECT_NE(response.error().message.find("exceeded 64 KiB"), std::string::npos)
+      << response.error().message;
+}
+
+TEST(HttpClient, ReadsAChunkedAnswerInFull) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    c.send(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"
+        "\r\n\r\n7\r\n{\"a\": 1\r\n1\r\n}\r\n0\r\n\r\n");
+    c.wait_for_close();
+  });
+  const auto response = http_get(peer_url(peer), "/props", 5s);
+  ASSERT_TRUE(response) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->content_type, "application/json");
+  EXPECT_EQ(response->body, "{\"a\": 1}");
+}
+
+TEST(HttpClient, SendsARequestLlamaServerAccepts) {
+  std::string seen;
+  {
+    testing::HostilePeer peer([&seen](testing::PeerConnection& c) {
+      seen = c.request();
+      c.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    });
+    const Url url{"http", "127.0.0.1", peer.port(), "/base"};
+    const auto response = http_post_json(url, "/v1/chat/completions", "{\"x\":1}", 5s);
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->body, "{}");
+  }
+  EXPECT_EQ(seen.rfind("POST /base/v1/chat/completions HTTP/1.1\r\n", 0), 0u) << seen;
+  EXPECT_NE(seen.find("\r\nContent-Type: application/json\r\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\r\nContent-Length: 7\r\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\r\nConnection: close\r\n"), std::string::npos) << seen;
 }
 
 }  // namespace

@@ -733,5 +733,27 @@ TEST(Verify, UrlFollowsHostAndPort) {
   EXPECT_EQ(url_from_process({"llama-server", "--host", "::1"}, nullptr), "http://[::1]:8080");
 }
 
+TEST(Verify, UrlOfAnAnyAddressServerIsTheLoopbackInEverySpelling) {
+  // llama-server binds --host through getaddrinfo(): each of these is every interface.
+  for (const char* host : {"0", "0.0", "0x0", "000.0.0.0", "0.0.0", "0.0.0.0", ""}) {
+    EXPECT_EQ(url_from_process({"llama-server", "--host", host, "--port", "9931"}, nullptr),
+              "http://127.0.0.1:9931")
+        << host;
+  }
+  for (const char* host : {"::", "0:0::0", "[::]", "::0"}) {
+    EXPECT_EQ(url_from_process({"llama-server", "--host", host}, nullptr), "http://[::1]:8080")
+        << host;
+  }
+  EXPECT_EQ(url_from_process({"llama-server", "--host", "::ffff:0.0.0.0"}, nullptr),
+            "http://127.0.0.1:8080");
+  platform::Environment env;
+  env.set("LLAMA_ARG_HOST", "0x0");
+  EXPECT_EQ(url_from_process({"llama-server"}, &env), "http://127.0.0.1:8080");
+  EXPECT_EQ(url_from_process({"llama-server", "--host", "[fe80::1]"}, nullptr),
+            "http://[fe80::1]:8080");
+  EXPECT_EQ(url_from_process({"llama-server", "--host", "localhost"}, nullptr),
+            "http://localhost:8080");
+}
+
 }  // namespace
 }  // namespace gb10tune::verify

@@ -14,9 +14,13 @@ namespace gb10tune::platform {
 
 // How a child ended.
 struct ChildExit {
-  int exit_status = -1;  // exit code, -1 when it was killed by a signal
-  int signal = 0;        // the terminating signal, 0 when it exited
+  int exit_status = -1;        // exit code, -1 when it was killed by a signal
+  int signal = 0;              // the terminating signal, 0 when it exited
+  bool still_running = false;  // terminate() gave up: SIGKILL did not end it in time
 };
+
+// How long terminate() waits for a child to end after SIGKILL.
+inline constexpr std::chrono::milliseconds kKillWait{5000};
 
 // A server started by this process, in a session of its own. Not copyable; moving keeps the
 // child. The destructor neither signals nor reaps: a started server outlives its starter.
@@ -42,11 +46,16 @@ class Child {
   std::optional<ChildExit> poll();
   // Sends `signal` unless the child has been reaped already.
   void signal(int signal) const;
-  // SIGTERM, up to `grace` for it to end, then SIGKILL; reaps it and returns how it ended.
-  ChildExit terminate(std::chrono::milliseconds grace);
+  // SIGTERM, up to `grace` for it to end, then SIGKILL and up to `kill_wait` more; reaps it and
+  // returns how it ended. A child that even SIGKILL does not end in time (stuck in the kernel:
+  // a driver, a dead NFS mount) is left unreaped and reported with `still_running`.
+  ChildExit terminate(std::chrono::milliseconds grace,
+                      std::chrono::milliseconds kill_wait = kKillWait);
 
  private:
   explicit Child(int pid) : m_pid(pid) {}
+  // Polls until the child is reaped (true) or `deadline` passes (false).
+  bool wait_reaped(std::chrono::steady_clock::time_point deadline);
   int m_pid = -1;
   std::optional<ChildExit> m_exit;
 };

@@ -18,8 +18,10 @@ struct CapturedRun {
 };
 
 // Runs argv[0] (looked up in PATH when it has no slash) with stdin from /dev/null, stdout
-// and stderr captured together (at most `max_output` bytes kept), killing it with SIGKILL
-// after `timeout`. An Error when it cannot be started at all (not found, not executable).
+// and stderr captured together (at most `max_output` bytes kept), killing its process group
+// with SIGKILL once `timeout` has passed, whether it still writes or has closed its output and
+// runs on. An Error when it cannot be started at all (not found, not executable), or when it
+// does not end within 5 s of SIGKILL (stuck in the kernel; it is left behind).
 Expected<CapturedRun> run_capture(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds timeout,
                                   std::size_t max_output = 64 * 1024);

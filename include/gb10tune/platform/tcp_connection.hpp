@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gb10tune/util/expected.hpp"
@@ -18,8 +19,10 @@ using Deadline = std::chrono::steady_clock::time_point;
 // An open TCP connection (IPv4 or IPv6). Not copyable; closes the socket on destruction.
 class TcpConnection {
  public:
-  // Connects to host:port (a name or an address) before `deadline`. An Error (ExitCode::failed)
-  // naming host:port and the reason: unknown host, refused, unreachable, timed out.
+  // Connects to host:port (a name or an address) before `deadline`; a numeric address is never
+  // looked up, a name is resolved on a thread of its own so that a resolver that hangs costs no
+  // more than the deadline. An Error (ExitCode::failed) naming host:port and the reason: the
+  // name cannot be resolved (or not in time), refused, unreachable, timed out.
   static Expected<TcpConnection> connect(const std::string& host, int port, Deadline deadline);
 
   TcpConnection(TcpConnection&& other) noexcept;
@@ -29,10 +32,14 @@ class TcpConnection {
   ~TcpConnection();
 
   // Sends every byte before `deadline`; an Error on a closed peer, a reset or the deadline.
+  Status send_all(std::string_view bytes, Deadline deadline);
   Status send_all(const std::vector<std::uint8_t>& bytes, Deadline deadline);
   // Receives exactly `count` bytes before `deadline`; an Error saying how many arrived when the
   // peer closes early, on a reset, or at the deadline.
   Expected<std::vector<std::uint8_t>> receive_exact(std::size_t count, Deadline deadline);
+  // Appends what arrives next (1 to `max` bytes) to `out` and returns how many; 0 once the peer
+  // has closed its end. An Error on a reset, or when nothing arrives before `deadline`.
+  Expected<std::size_t> receive_some(std::string& out, std::size_t max, Deadline deadline);
 
   // "host:port" as given to connect ("[::1]:50052" for IPv6 addresses).
   const std::string& peer() const { return m_peer; }
@@ -42,8 +49,5 @@ class TcpConnection {
   int m_fd = -1;
   std::string m_peer;
 };
-
-// "host:port", IPv6 addresses in brackets.
-std::string join_host_port(const std::string& host, int port);
 
 }  // namespace gb10tune::platform

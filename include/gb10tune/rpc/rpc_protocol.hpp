@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gb10tune/util/expected.hpp"
+#include "gb10tune/util/host_port.hpp"
 
 namespace gb10tune::rpc {
 
@@ -68,14 +69,9 @@ DeviceMemory decode_device_memory(const std::vector<std::uint8_t>& payload);
 // worker minor version no newer than the head's.
 bool compatible(const ProtocolVersion& worker, const ProtocolVersion& head);
 
-// Where a worker listens.
-struct Endpoint {
-  std::string host;  // a name or an address; IPv6 without brackets
-  int port = 0;
-  // "host:port" ("[::1]:50052" for IPv6), the form llama-server's --rpc takes.
-  std::string to_string() const;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
-};
+// Where a worker listens ("[::1]:50052" for IPv6 in to_string(), the form llama-server's --rpc
+// takes).
+using Endpoint = HostPort;
 
 // Parses "HOST:PORT" or "[V6]:PORT". An Error (usage) naming the text otherwise.
 Expected<Endpoint> parse_endpoint(std::string_view text);

@@ -33,12 +33,11 @@ struct WorkerOptions {
   bool expose = false;  // allow an any-address bind
 };
 
-// True for addresses that listen on every interface ("0.0.0.0", "::", "").
-bool binds_everywhere(const std::string& host);
-
-// The worker's argv. An Error (usage) for an any-address bind without `expose`: the RPC
+// The worker's argv (-H gets the bind host without brackets). An Error (usage) for an
+// any-address bind in any spelling ("0", "0x0", "000.0.0.0", "::", …) without `expose`: the RPC
 // protocol has no authentication, so anyone who reaches the port can run code-sized tensors
-// through the worker and read its memory.
+// through the worker and read its memory. Also an Error (usage), exposed or not, for a host
+// rpc-server cannot bind: it reads -H with inet_addr(), so IPv4 addresses only, no names.
 Expected<std::vector<std::string>> worker_argv(const WorkerOptions& options);
 
 // The caller's environment without GGML_CUDA_ENABLE_UNIFIED_MEMORY (K2: a CUDA worker would

@@ -1,6 +1,7 @@
 // Small string helpers shared by the parsers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,5 +73,8 @@ std::vector<BufferSizeLine> buffer_size_lines(std::string_view log_text);
 
 // Block indices as ranges: {0,1,2,3,5} → "0-3, 5"; "none" when empty.
 std::string index_ranges(const std::vector<std::uint32_t>& indices);
+
+// A duration as messages name a deadline: "5 s" for whole seconds, else "300 ms".
+std::string format_duration(std::chrono::milliseconds duration);
 
 }  // namespace gb10tune

@@ -110,6 +110,17 @@ std::string describe_exit(const platform::ChildExit& exit) {
   return fmt::format("it exited with status {}", exit.exit_status);
 }
 
+// What stopping a server that failed to start came to.
+std::string stop_words(const platform::ChildExit& exit, int pid) {
+  if (exit.still_running) {
+    return fmt::format(
+        "the server (pid {}) did not end even on SIGKILL (stuck in the kernel: a "
+        "driver or a file system?); see `ps -o pid,stat,wchan -p {}`",
+        pid, pid);
+  }
+  return "the server was stopped";
+}
+
 std::string seconds(milliseconds ms) {
   return fmt::format("{:.1f} s", static_cast<double>(ms.count()) / 1000.0);
 }
@@ -268,9 +279,9 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     saved = write_launch_record(paths.record, record);
   }
   if (!saved) {
-    child.terminate(kStopGrace);
+    const platform::ChildExit stopped = child.terminate(kStopGrace);
     clear_launch_state(paths);
-    return Error{fmt::format("{}; the server was stopped", saved.error().message),
+    return Error{fmt::format("{}; {}", saved.error().message, stop_words(stopped, result.pid)),
                  ExitCode::server_failed};
   }
 
@@ -279,7 +290,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     std::optional<platform::ChildExit> exit = child.poll();
     if (!exit) {
       exit = child.terminate(kStopGrace);
-      how += "; the server was stopped";
+      how += "; " + stop_words(*exit, result.pid);
     }
     const std::string text = log.text();
     std::string evidence = failure_evidence(text, failure);
@@ -343,7 +354,8 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
       std::this_thread::sleep_until(iteration + kPollInterval);
       continue;
     }
-    const auto health = platform::http_get(request.url, "/health", kHealthTimeout);
+    const auto health =
+        platform::http_get(request.url, "/health", kHealthTimeout, platform::kSmallAnswerBytes);
     if (health && http::classify_health(*health) == http::HealthState::ready) {
       // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
       // 200) or a few answers in a row rule out another server that took the port.

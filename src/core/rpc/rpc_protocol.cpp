@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 namespace gb10tune::rpc {
 
 namespace {
@@ -81,43 +79,12 @@ bool compatible(const ProtocolVersion& worker, const ProtocolVersion& head) {
   return worker.major == head.major && worker.minor <= head.minor;
 }
 
-std::string Endpoint::to_string() const {
-  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
-                                             : fmt::format("{}:{}", host, port);
-}
-
 Expected<Endpoint> parse_endpoint(std::string_view text) {
-  std::string_view host;
-  std::string_view port_text;
-  if (!text.empty() && text.front() == '[') {
-    const auto close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return bad_endpoint(text, "an IPv6 address needs the form [ADDR]:PORT");
-    }
-    host = text.substr(1, close - 1);
-    port_text = text.substr(close + 2);
-  } else {
-    const auto colon = text.rfind(':');
-    if (colon == std::string_view::npos) {
-      return bad_endpoint(text, "no port");
-    }
-    host = text.substr(0, colon);
-    port_text = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      return bad_endpoint(text, "an IPv6 address needs brackets");
-    }
+  auto endpoint = parse_host_port(text);
+  if (!endpoint) {
+    return bad_endpoint(text, endpoint.error().message);
   }
-  if (host.empty()) {
-    return bad_endpoint(text, "no host");
-  }
-  int port = 0;
-  const auto [end, ec] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port <= 0 ||
-      port > 65535) {
-    return bad_endpoint(text, "the port must be a number from 1 to 65535");
-  }
-  return Endpoint{std::string(host), port};
+  return endpoint;
 }
 
 Expected<std::vector<Endpoint>> parse_endpoint_list(std::string_view text) {

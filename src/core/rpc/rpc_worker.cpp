@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "gb10tune/launch/server_binary.hpp"
+#include "gb10tune/util/host_port.hpp"
 
 namespace gb10tune::rpc {
 
@@ -37,21 +38,26 @@ Expected<std::string> find_worker_binary(const std::string& explicit_path,
                ExitCode::usage};
 }
 
-bool binds_everywhere(const std::string& host) {
-  return host.empty() || host == "0.0.0.0" || host == "::" || host == "0:0:0:0:0:0:0:0";
-}
-
 Expected<std::vector<std::string>> worker_argv(const WorkerOptions& options) {
-  if (binds_everywhere(options.bind.host) && !options.expose) {
-    return Error{fmt::format("refusing to bind the RPC worker to {}: llama.cpp's RPC protocol has "
-                             "no authentication, so anyone who reaches the port can use the "
-                             "worker's memory and compute. Bind the address of the direct link "
-                             "between the machines (e.g. --host 192.168.100.2), or pass --expose "
-                             "if the network is yours alone",
-                             options.bind.to_string()),
+  const std::string_view host = bare_host(options.bind.host);
+  if (binds_every_interface(host) && !options.expose) {
+    return Error{fmt::format("refusing to bind the RPC worker to {} (every interface): llama.cpp's "
+                             "RPC protocol has no authentication, so anyone who reaches the port "
+                             "can use the worker's memory and compute. Bind the address of the "
+                             "direct link between the machines (e.g. --host 192.168.100.2), or "
+                             "pass --expose if the network is yours alone",
+                             format_host_port(host, options.bind.port)),
                  ExitCode::usage};
   }
-  std::vector<std::string> argv{options.binary, "-H", options.bind.host, "-p",
+  if (classify_host(host, AddressReader::inet_addr) == HostKind::invalid) {
+    return Error{fmt::format("rpc-server cannot bind '{}': it reads -H as an IPv4 address "
+                             "(inet_addr), so no IPv6 and no host names; give the IPv4 address of "
+                             "the direct link between the machines (e.g. --host 192.168.100.2), "
+                             "or 127.0.0.1 for this machine only",
+                             options.bind.host),
+                 ExitCode::usage};
+  }
+  std::vector<std::string> argv{options.binary, "-H", std::string(host), "-p",
                                 std::to_string(options.bind.port)};
   if (options.threads > 0) {
     argv.insert(argv.end(), {"-t", std::to_string(options.threads)});

@@ -224,4 +224,11 @@ std::string index_ranges(const std::vector<std::uint32_t>& indices) {
   return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string format_duration(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) {
+    return fmt::format("{} s", duration.count() / 1000);
+  }
+  return fmt::format("{} ms", duration.count());
+}
+
 }  // namespace gb10tune

@@ -44,7 +44,8 @@ class HttpServerProbe final : public ServerProbe {
       answer.detail = m_url.error().message;
       return answer;
     }
-    const auto response = platform::http_get(*m_url, "/health", m_timeout);
+    const auto response =
+        platform::http_get(*m_url, "/health", m_timeout, platform::kSmallAnswerBytes);
     if (!response) {
       answer.detail = response.error().message;
       return answer;

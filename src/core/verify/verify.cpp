@@ -6,6 +6,7 @@
 
 #include "gb10tune/launch/rule_verdict.hpp"
 #include "gb10tune/platform/proc_files.hpp"
+#include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::verify {
@@ -375,14 +376,9 @@ std::string url_from_process(const std::vector<std::string>& argv,
   }
   host = argv_value(argv, {"--host"}).value_or(host);
   port = argv_value(argv, {"--port"}).value_or(port);
-  if (host == "0.0.0.0" || host.empty()) {
-    host = "127.0.0.1";
-  } else if (host == "::" || host == "[::]") {
-    host = "[::1]";
-  } else if (host.find(':') != std::string::npos && host.front() != '[') {
-    host = "[" + host + "]";
-  }
-  return fmt::format("http://{}:{}", host, port);
+  // llama-server binds --host through getaddrinfo(): every spelling of the any-address is
+  // asked on the loopback address.
+  return fmt::format("http://{}", format_host_port(reachable_host(host), port));
 }
 
 std::string log_from_process(const std::vector<std::string>& argv,
