@@ -476,6 +476,7 @@ void apply_calibration(const Context& ctx, const plan::CalibrationKey& key,
     config.calibration_bytes = correction->bytes;
     config.calibration_source = correction->source;
   }
+  config.calibration_note = plan::unapplied_runs_note(*store, key);
 }
 
 Status check_cache_types(const launch::LaunchSettings& s) {
@@ -784,8 +785,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
   const server::CudaBuildFacts cuda_build = server::detect_cuda_build(*server_path);
   const bool machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
-  plan::CalibrationKey key{facts->architecture, launch::server_build_identity(*server_path),
-                           plan::PlanBackend::cpu};
+  const std::string build_identity = launch::server_build_identity(*server_path);
+  plan::CalibrationKey key;
   // An architecture without layer rules: --force with an explicit --overhead plans an estimate
   // (the weights plus that overhead); anything less is refused by make_plan with the reason.
   const bool estimate = !facts->supported && in.force;
@@ -822,7 +823,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     } else if (placement) {
       config.projector_device = placement->projector_device;
     }
-    key.backend = config.backend;
+    key = plan::calibration_key(*facts, build_identity, config, endpoints.size());
     if (!estimate) {  // a calibration learned from an estimate would claim more than it knows
       apply_calibration(ctx, key, config);
     }

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "failure.hpp"
-#include "gb10tune/plan/calibration.hpp"
+#include "gb10tune/plan/start_check.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/rpc/node_log.hpp"
@@ -33,12 +33,6 @@ constexpr std::chrono::milliseconds kSettleMax{3000};
 constexpr std::uint64_t kSettleSlack = 1ull << 20;
 // The log's tail read for the buffer lines of this start.
 constexpr std::uintmax_t kLogTail = 4u << 20;
-
-// The plan's load figure with its calibration applied (never below 0).
-std::uint64_t calibrated_load(const plan::MemoryPlan& plan) {
-  const std::int64_t value = static_cast<std::int64_t>(plan.load_bytes()) + plan.calibration_bytes;
-  return value < 0 ? 0 : static_cast<std::uint64_t>(value);
-}
 
 // The server's memory once it stops changing; an error when /proc/<pid> cannot be read.
 sys::ProcResult<sys::ProcessMemory> settled_memory(int pid) {
@@ -116,8 +110,9 @@ json measure_nodes(const report::RpcPreview& rpc, int pid, const std::filesystem
   return doc;
 }
 
-// Measures the ready server against the plan, records the run for the preview's triple and
-// returns the result as JSON; `line` gets the one-line summary.
+// Measures the ready server against the plan (plan::check_started_server decides), records the
+// run for the preview's key when it is one to learn from, and returns the result as JSON;
+// `line` gets the one-line summary.
 json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
                const std::filesystem::path& log, std::string& line) {
   if (p.rpc != nullptr) {
@@ -125,120 +120,38 @@ json calibrate(const report::LaunchPreview& p, int pid, Context& ctx,
   }
   const plan::MemoryPlan& planned = *p.plan;
   const auto memory = settled_memory(pid);
-  json doc{{"key",
-            {{"architecture", p.calibration_key.architecture},
-             {"build", p.calibration_key.build},
-             {"backend", plan::backend_name(p.calibration_key.backend)}}},
-           {"planned_load_bytes", planned.load_bytes()},
-           {"calibration_bytes", planned.calibration_bytes},
-           {"calibrated_load_bytes", calibrated_load(planned)}};
   if (!memory) {
-    doc["measured_bytes"] = nullptr;
-    doc["unknown_because"] = memory.error().message;
+    json doc{{"measured_bytes", nullptr}, {"unknown_because", memory.error().message}};
     line = "memory not measured: " + memory.error().message;
     return doc;
   }
-  plan::ProcessReading reading;
-  reading.vm_rss = memory->vm_rss;
-  reading.rss_anon = memory->rss_anon;
-  reading.rss_file = memory->rss_file;
-  reading.rss_shmem = memory->rss_shmem;
-  if (p.calibration_key.backend == plan::PlanBackend::cuda) {
-    const gpu::NvmlReport nvml = ctx.gpu->query_nvml();
-    if (nvml.loaded) {
-      std::uint64_t bytes = 0;  // not listed: nothing on the GPU
-      for (const gpu::GpuProcessMemory& entry : nvml.processes) {
-        bytes += entry.pid == static_cast<std::uint32_t>(pid) ? entry.used_bytes : 0;
-      }
-      reading.gpu_bytes = bytes;
-    }
-  }
+  const gpu::NvmlReport nvml = p.calibration_key.backend == plan::PlanBackend::cuda
+                                   ? ctx.gpu->query_nvml()
+                                   : gpu::NvmlReport{};
+  plan::ProcessReading reading = plan::process_reading(*memory, nvml, pid);
   reading.log = plan::parse_buffer_lines(this_start_log(log));
-  const plan::Measurement m = plan::measure(planned, p.calibration_key.backend, reading);
-  doc["rss_bytes"] = reading.vm_rss;
-  doc["rss_anon_bytes"] = reading.rss_anon;
-  doc["rss_file_bytes"] = reading.rss_file;
-  doc["rss_shmem_bytes"] = reading.rss_shmem;
-  doc["gpu_bytes"] = reading.gpu_bytes ? json(*reading.gpu_bytes) : json(nullptr);
-  doc["weights_not_resident_bytes"] = m.weights_not_resident;
-  doc["buffers_not_touched_bytes"] = m.buffers_not_touched;
-  if (reading.log) {
-    doc["log_buffers"] = {{"model_bytes", reading.log->model_bytes},
-                          {"kv_bytes", reading.log->kv_bytes},
-                          {"recurrent_bytes", reading.log->recurrent_bytes},
-                          {"compute_bytes", reading.log->compute_bytes},
-                          {"output_bytes", reading.log->output_bytes},
-                          {"total_bytes", reading.log->total()}};
-  } else {
-    doc["log_buffers"] = nullptr;  // default verbosity prints none (K20); -lv 4 does
-  }
-  if (!m.measured_bytes) {
-    doc["measured_bytes"] = nullptr;
-    doc["unknown_because"] = m.unknown_because;
-    line = fmt::format("memory: {}; measured total unknown: {}", m.how, m.unknown_because);
+  const plan::StartCheck check =
+      plan::check_started_server(planned, p.calibration_key.backend, reading, p.command->slots,
+                                 ctx.now_iso8601 ? ctx.now_iso8601() : "");
+  json doc = plan::start_check_to_json(check, planned, p.calibration_key);
+  line = plan::describe_start_check(check, planned);
+  doc["recorded"] = false;
+  if (!check.learn) {
     return doc;
   }
-  const std::uint64_t measured = *m.measured_bytes;
-  if (planned.estimate) {
-    // Nothing to learn from: the plan did not model the caches or buffers of this
-    // architecture, so the difference is not a correction of a model.
-    doc["measured_bytes"] = measured;
-    doc["recorded"] = false;
-    line = fmt::format(
-        "memory: measured {} ({}); the plan was an estimate (weights and runtime {}, "
-        "--overhead {} for the rest), so it is neither judged nor recorded as calibration",
-        format_bytes(measured), m.how, format_bytes(planned.load_bytes()),
-        format_bytes(planned.overhead_bytes));
-    return doc;
-  }
-  const double raw_error = plan::error_percent(planned.load_bytes(), measured);
-  const double error = plan::error_percent(calibrated_load(planned), measured);
-  doc["measured_bytes"] = measured;
-  doc["error_percent"] = error;
-  doc["uncalibrated_error_percent"] = raw_error;
-  line = fmt::format("memory: plan at load {}, measured {} ({}): {:+.1f}%",
-                     format_bytes(calibrated_load(planned)), format_bytes(measured), m.how, error);
-  if (planned.calibration_bytes != 0) {
-    line += fmt::format(" (without the calibration {:+.1f}%)", raw_error);
-  }
-  if (reading.log) {
-    line += fmt::format("; the log's buffers {}", format_bytes(reading.log->total()));
-  }
-
-  plan::CalibrationRun run;
-  run.at = ctx.now_iso8601 ? ctx.now_iso8601() : "";
-  run.planned_bytes = planned.load_bytes();
-  run.measured_bytes = measured;
-  run.rss_anon = reading.rss_anon;
-  run.rss_file = reading.rss_file;
-  run.rss_shmem = reading.rss_shmem;
-  run.gpu_bytes = reading.gpu_bytes;
-  if (reading.log) {
-    run.log_buffer_bytes = reading.log->total();
-  }
-  run.ctx_per_slot = planned.ctx_per_slot;
-  run.slots = p.command->slots;
   const auto dir = trust::private_state_dir(ctx.env);
-  Status saved = dir ? Status{} : Status{dir.error()};
-  std::size_t runs = 0;
+  const auto runs =
+      dir ? plan::record_calibration_run(*dir / "calibration.json", p.calibration_key, check.run)
+          : Expected<std::size_t>(dir.error());
+  doc["recorded"] = static_cast<bool>(runs);
+  doc["runs"] = runs ? *runs : 0;
   if (dir) {
-    const auto path = *dir / "calibration.json";
-    auto store = plan::read_calibration_store(path);
-    if (!store) {
-      saved = store.error();
-    } else {
-      store->add(p.calibration_key, run);
-      runs = store->find(p.calibration_key)->runs.size();
-      saved = plan::write_calibration_store(path, *store);
-      doc["file"] = path.string();
-    }
+    doc["file"] = (*dir / "calibration.json").string();
   }
-  doc["recorded"] = static_cast<bool>(saved);
-  doc["runs"] = runs;
-  line += saved ? fmt::format("; recorded as calibration run {} for {} on {}", runs,
-                              p.calibration_key.architecture,
-                              plan::backend_name(p.calibration_key.backend))
-                : "; not recorded: " + saved.error().message;
+  line += runs ? fmt::format("; recorded as calibration run {} for {} on {}", *runs,
+                             p.calibration_key.architecture,
+                             plan::backend_name(p.calibration_key.backend))
+               : "; not recorded: " + runs.error().message;
   return doc;
 }
 
@@ -272,7 +185,9 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
   r.expected_weights_bytes = p.plan->weights_bytes + p.plan->projector_bytes;
   r.expected_kv_bytes = p.plan->cache_bytes();
   r.expected_total_bytes = p.plan->total_bytes;
-  r.expected_load_bytes = calibrated_load(*p.plan);
+  const plan::ExpectedMemory expected = plan::expected_memory(*p.plan, p.config->backend);
+  r.expected_load_bytes = expected.full();
+  r.expected_on_demand_bytes = expected.on_demand;
   r.expected_cache_ram_bytes = p.plan->cache_ram_bytes;
   r.expected_projector_bytes = p.plan->projector_bytes + p.plan->projector_compute_bytes;
   r.backend = std::string(plan::backend_name(p.config->backend));
@@ -284,6 +199,7 @@ launch::LaunchRecord make_record(const report::LaunchPreview& p,
     r.expected_kv_bytes = head.cache_bytes;
     r.expected_total_bytes = head.total_bytes;
     r.expected_load_bytes = head.load_bytes;
+    r.expected_on_demand_bytes.reset();
   }
   r.plan = report::launch_to_json(p);
   r.rules_chosen = p.rules->ids(launch::RuleAction::chosen);

@@ -1045,55 +1045,76 @@ TEST(CliLaunchCommand, NoOptionsOnASmallMachineFitsTheDefaultProfile) {
   EXPECT_EQ(refused.out.find("ExecStart"), std::string::npos) << refused.out;
 }
 
-// launch measures the ready server, records the run per (architecture, build, backend), and
-// the next plan for the same triple applies it; verify compares plan and process.
-TEST(CliLaunchStart, CalibrationIsRecordedAppliedAndVerified) {
+// launch measures the ready server like with like (an idle CPU server against the plan's
+// figure at load without the compute buffers it has not touched), learns only from a run within
+// 5% of it, records it under the configuration's shape, and the next plan of the same shape
+// applies it; verify compares plan and process; another shape is left alone.
+TEST(CliLaunchStart, CalibrationIsLearnedOnlyWithinTheToleranceAndAppliedToItsShape) {
   testing::TempDir dir;
   const auto model = dir.path() / "m.gguf";
-  testing::report_model().write(model);
+  testing::tiny_qwen35_model().write(model);
   const auto port = std::to_string(testing::free_tcp_port());
-  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
-                                        "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
-                                        "STANDIN_LOAD_MS=100"};
+  std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+                                  "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
+                                  "STANDIN_LOAD_MS=100"};
+  // 262,144 cells: the caches are ~200 MiB, the masks of the compute buffers 512 MiB.
   const std::vector<std::string> args = {"launch",         "--json",
                                          "--model",        model.string(),
                                          "--llama-server", testing::stand_in_server_path().string(),
                                          "--profile",      "single-slot",
-                                         "--ctx-per-slot", "4096",
+                                         "--ctx-per-slot", "262144",
                                          "--port",         port,
                                          "--reserve",      "0",
                                          "--overhead",     "0",
                                          "--cache-ram",    "0"};
-  const auto first = testing::run_binary(args, env);
-  ASSERT_EQ(first.exit_code, 0) << first.out;
-  const json one = json::parse(first.out.substr(first.out.find("{\n")));
-  const json& measured = one["calibration"];
-  ASSERT_TRUE(measured["measured_bytes"].is_number_unsigned()) << measured.dump();
-  EXPECT_EQ(measured["recorded"], true);
-  EXPECT_EQ(measured["runs"], 1);
-  EXPECT_EQ(measured["key"]["architecture"], "qwen35");
-  EXPECT_EQ(measured["key"]["backend"], "cpu");
-  EXPECT_GT(measured["rss_bytes"].get<std::uint64_t>(), 0u);
-  EXPECT_TRUE(measured["log_buffers"].is_null());  // the stand-in prints no buffer lines
-  EXPECT_EQ(one["plan"]["calibration_bytes"], 0);
-  const std::int64_t difference =
-      static_cast<std::int64_t>(measured["measured_bytes"].get<std::uint64_t>()) -
-      static_cast<std::int64_t>(measured["planned_load_bytes"].get<std::uint64_t>());
+  const auto start = [&](const std::vector<std::string>& argv) {
+    const auto result = testing::run_binary(argv, env);
+    EXPECT_EQ(result.exit_code, 0) << result.out;
+    const auto brace = result.out.find("{\n");
+    return brace == std::string::npos ? json::object() : json::parse(result.out.substr(brace));
+  };
+
+  // The stand-in alone holds a few MiB: far below the plan, reported, not learned from.
+  const json one = start(args);
+  const json& far = one["calibration"];
+  ASSERT_TRUE(far["measured_bytes"].is_number_unsigned()) << far.dump();
+  EXPECT_EQ(far["verdict"], "below") << far.dump();
+  EXPECT_EQ(far["recorded"], false);
+  EXPECT_NE(far["why_not_recorded"].get<std::string>().find("more than the 5%"), std::string::npos)
+      << far.dump();
+  EXPECT_EQ(far["key"]["shape"]["offload"], "none");
+  EXPECT_GT(far["on_demand_bytes"].get<std::uint64_t>(), 500ull << 20);  // the masks
   ASSERT_EQ(testing::run_binary({"stop"}, env).exit_code, 0);
 
-  const auto second = testing::run_binary(args, env);
-  ASSERT_EQ(second.exit_code, 0) << second.out;
-  const json two = json::parse(second.out.substr(second.out.find("{\n")));
-  EXPECT_EQ(two["plan"]["calibration_bytes"], difference);
-  EXPECT_NE(two["plan"]["calibration_source"].get<std::string>().find("median of 1 measured run"),
+  // Told to hold the rest of the figure at load (+1%), it is learned from.
+  const auto at_load = far["expected_at_load_bytes"].get<std::uint64_t>();
+  const auto alone = far["rss_bytes"].get<std::uint64_t>();
+  env.push_back("STANDIN_RESIDENT_BYTES=" + std::to_string(at_load + at_load / 100 - alone));
+  const json two = start(args);
+  const json& learned = two["calibration"];
+  EXPECT_EQ(learned["verdict"], "matches") << learned.dump();
+  EXPECT_EQ(learned["recorded"], true) << learned.dump();
+  EXPECT_EQ(learned["runs"], 1);
+  EXPECT_EQ(two["plan"]["calibration_bytes"], 0);
+  const std::int64_t difference =
+      static_cast<std::int64_t>(learned["measured_bytes"].get<std::uint64_t>()) -
+      static_cast<std::int64_t>(learned["expected_at_load_bytes"].get<std::uint64_t>());
+  ASSERT_EQ(testing::run_binary({"stop"}, env).exit_code, 0);
+
+  const json three = start(args);
+  EXPECT_EQ(three["plan"]["calibration_bytes"], difference);
+  EXPECT_NE(three["plan"]["calibration_source"].get<std::string>().find("median of 1 measured run"),
             std::string::npos);
-  EXPECT_EQ(two["calibration"]["runs"], 2);
-  EXPECT_EQ(two["calibration"]["calibrated_load_bytes"],
-            two["plan"]["load_bytes"].get<std::int64_t>() + difference);
+  EXPECT_EQ(three["calibration"]["runs"], 2);
+  EXPECT_EQ(three["calibration"]["calibrated_load_bytes"],
+            three["plan"]["load_bytes"].get<std::int64_t>() + difference);
 
   const auto verified = testing::run_binary({"verify", "--json"}, env);
-  EXPECT_NE(verified.out.find("plan-vs-measured"), std::string::npos) << verified.out;
-  EXPECT_NE(verified.out.find("error "), std::string::npos) << verified.out;
+  const json checks = json::parse(verified.out)["servers"][0]["checks"];
+  const auto it = std::find_if(checks.begin(), checks.end(),
+                               [](const json& c) { return c["id"] == "plan-vs-measured"; });
+  ASSERT_NE(it, checks.end()) << verified.out;
+  EXPECT_EQ((*it)["severity"], "ok") << it->dump();
   ASSERT_EQ(testing::run_binary({"stop"}, env).exit_code, 0);
 
   auto explain = args;
@@ -1104,6 +1125,13 @@ TEST(CliLaunchStart, CalibrationIsRecordedAppliedAndVerified) {
   EXPECT_NE(planned.out.find("learned: median of 2 measured run(s) of qwen35 on cpu"),
             std::string::npos)
       << planned.out;
+  // Another shape (a larger micro-batch) learns on its own: nothing applied, and it says why.
+  explain.insert(explain.end(), {"--ubatch", "1024"});
+  const auto other = testing::run_binary(explain, env);
+  ASSERT_EQ(other.exit_code, 0) << other.out;
+  EXPECT_EQ(other.out.find("learned:"), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("the runs of 1 other configuration shape(s)"), std::string::npos)
+      << other.out;
 }
 
 TEST(CliLaunchStart, ServerThatDiesDuringLoadIsClassified) {

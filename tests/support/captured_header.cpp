@@ -5,7 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/util/text_file.hpp"
+#include "support/test_context.hpp"
+
 namespace gb10tune::testing {
+
+nlohmann::json fixture_json(const std::string& relative) {
+  const auto text = read_text_file(fixture(relative));
+  EXPECT_TRUE(text) << "cannot read the fixture " << relative;
+  return text ? nlohmann::json::parse(*text) : nlohmann::json::object();
+}
 
 GgufWriter captured_header(const nlohmann::json& description) {
   GgufWriter w;
@@ -56,6 +65,8 @@ plan::PlanConfig captured_plan_config(const nlohmann::json& config) {
   if (config.contains("ngl")) {
     out.gpu_layers = config.at("ngl").get<std::uint32_t>();
   }
+  out.mtp = config.value("mtp", false);
+  out.draft_n_max = config.value("draft_n_max", out.draft_n_max);
   return out;
 }
 

@@ -37,6 +37,17 @@ GgufWriter report_model(std::uint32_t blocks, std::uint32_t nextn) {
   return w;
 }
 
+plan::PlanConfig report_tuned_config() {
+  plan::PlanConfig config;
+  config.ctx_total = 589824;
+  config.slots = 3;
+  config.kv_unified = true;
+  config.mtp = true;
+  config.draft_n_max = 4;
+  config.cache_ram_bytes = 24576ull << 20;
+  return config;
+}
+
 GgufWriter tiny_qwen35_model(bool mtp, std::uint32_t context_length) {
   constexpr std::uint64_t kEmbd = 64, kHeads = 4, kHeadsKv = 2, kHeadDim = 32, kFf = 128;
   constexpr std::uint64_t kVocab = 101, kState = 16, kGroups = 2, kVHeads = 4, kConv = 4;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/memory_plan.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
 
@@ -17,6 +18,10 @@ Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& nam
 // (block_count = 64 + nextn), full attention every 4th layer, 4 KV heads of 256 dims, gated
 // delta net state (conv kernel 4, inner 6144, state 128, 16 groups). No tensors.
 GgufWriter report_model(std::uint32_t blocks = 65, std::uint32_t nextn = 1);
+
+// The report's tuned configuration (K9): -c 589824 -np 3 -kvu, draft-mtp n-max 4, f16 caches,
+// --cache-ram 24576; llama.cpp's defaults otherwise.
+plan::PlanConfig report_tuned_config();
 
 // The tiny-qwen35 model the captured llama-server answers came from (header and tensor
 // shapes as fixtures/gguf/write_tiny_qwen35.py writes them; the data is zeros): 8 main

@@ -10,6 +10,7 @@
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/plan/backend_choice.hpp"
+#include "gb10tune/plan/expected_memory.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/server/server_build.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -152,15 +153,13 @@ TEST(ComputeBuffers, WholeProcessAfterLoadIsWithinFivePercentOfThePlan) {
                        c.at("rss_kib").at("file").get<double>() + 1024.0 * c.value("nvml_mib", 0.0);
     // On a GPU the compute buffers are device allocations NVML counts in full. On the CPU
     // build they are malloc'd and become resident only as batches use them: an idle server
-    // holds the plan without them, and the plan's total bounds what it will hold. A CUDA
-    // server loads cuBLAS and grows its memory pool with its first prompts: after load it may
-    // hold the plan less that.
-    const bool cpu = config.backend == PlanBackend::cpu;
-    const double planned = static_cast<double>(plan->total_bytes - (cpu ? plan->compute_bytes : 0) -
-                                               plan->runtime.after_first_prompts()) /
+    // holds the plan's figure at load without them (expected_memory.hpp), and the plan's total
+    // bounds what it will hold.
+    const double planned = static_cast<double>(uncalibrated_memory(*plan, config.backend).at_load +
+                                               plan->overhead_bytes) /
                            1024.0;
-    EXPECT_GE(rss, 0.95 * planned)
-        << "planned at load " << planned / 1024 << " MiB, measured " << rss / 1024 << " MiB";
+    EXPECT_NEAR(planned, rss, 0.05 * rss)
+        << "planned " << planned / 1024 << " MiB, measured " << rss / 1024 << " MiB";
     EXPECT_LE(rss, static_cast<double>(plan->total_bytes) / 1024.0);
     ++checked;
   }

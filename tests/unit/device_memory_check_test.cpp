@@ -20,12 +20,6 @@ using nlohmann::json;
 
 constexpr char kH200Bus[] = "0000:19:00.0";
 
-json read_fixture_json(const std::string& name) {
-  const auto text = read_text_file(testing::fixture(name));
-  EXPECT_TRUE(text) << name;
-  return text ? json::parse(*text) : json::object();
-}
-
 // A launch record for pid 7 whose plan document is `plan`'s, as launch writes it.
 launch::LaunchRecord record_of(const model::ModelFacts& model, const plan::PlanConfig& config,
                                const plan::MemoryPlan& plan) {
@@ -42,7 +36,7 @@ launch::LaunchRecord record_of(const model::ModelFacts& model, const plan::PlanC
 ProcessSnapshot snapshot_with_rss(std::uint64_t rss) {
   ProcessSnapshot snapshot;
   snapshot.process.stat.pid = 7;
-  snapshot.memory = sys::ProcessMemory{rss, rss / 2, rss / 2, 0, "status"};
+  snapshot.memory = sys::ProcessMemory{rss, rss / 2, rss / 2, 0, "status", std::nullopt};
   return snapshot;
 }
 
@@ -60,8 +54,8 @@ std::vector<Finding> with_id(const std::vector<Finding>& findings, const std::st
 // the launch record of each plan, read back by verify, against NVML's per-process figure for
 // the GPU and the process's RSS: every device and host finding passes.
 TEST(DeviceMemoryCheck, CapturedH200RunsPassOnTheDeviceAndTheHost) {
-  const json cases = read_fixture_json("llama-server/memory/cases.json");
-  const json runs = read_fixture_json("llama-server/memory/devices.json");
+  const json cases = testing::fixture_json("llama-server/memory/cases.json");
+  const json runs = testing::fixture_json("llama-server/memory/devices.json");
   testing::TempDir dir;
   testing::GgufWriter w = testing::captured_header(cases.at("models").at("llama-2b"));
   w.write(dir.path() / "llama-2b.gguf");
@@ -98,8 +92,13 @@ TEST(DeviceMemoryCheck, CapturedH200RunsPassOnTheDeviceAndTheHost) {
     const std::uint64_t used = run.at("nvml_mib").get<std::uint64_t>() << 20;
     nvml.memory.push_back({0, kH200Bus, 143771ull << 20, (143156ull << 20) - used});
     nvml.processes.push_back({0, 7, used});
-    const auto findings = check_device_memory(
-        snapshot_with_rss(run.at("vmrss_kib").get<std::uint64_t>() * 1024), nvml, expected);
+    // The fixture has VmRSS only. The host's mapped weights are file pages (mmap with
+    // MAP_POPULATE, as every CPU run of cases.json showed them resident), the rest anonymous.
+    const std::uint64_t rss = run.at("vmrss_kib").get<std::uint64_t>() * 1024;
+    auto snapshot = snapshot_with_rss(rss);
+    snapshot.memory->rss_file = expected.host_weights_bytes;
+    snapshot.memory->rss_anon = rss - expected.host_weights_bytes;
+    const auto findings = check_device_memory(snapshot, nvml, expected);
     ASSERT_EQ(findings.size(), 2u) << name;
     EXPECT_EQ(findings[0].id, "device-plan-vs-measured");
     EXPECT_EQ(findings[0].severity, Severity::ok) << name << ": " << findings[0].evidence;
@@ -232,15 +231,21 @@ TEST(DeviceMemoryCheck, RecordsWithoutAPerDevicePlanAreUnknownNeverOk) {
   EXPECT_EQ(findings[0].severity, Severity::ok) << findings[0].evidence;
 }
 
-// The host side: RSS against the host part of the plan (its total: with the prompt cache's
-// limit, the margin and the calibration), a warning above it by more than 5%.
-TEST(DeviceMemoryCheck, HostRssAboveTheHostPlanWarns) {
+// A CUDA plan that puts nothing on its GPU and 1000 MiB on the host at load (1100 MiB in all).
+Expectations host_only_plan() {
   Expectations expected;
   expected.source = "launch record";
   expected.backend = "cuda";
   expected.devices = std::vector<DeviceExpectation>{{"CUDA0", "RTX", "0000:01:00.0", 0}};
   expected.host_load_bytes = 1000ull << 20;
   expected.host_total_bytes = 1100ull << 20;
+  return expected;
+}
+
+// The host side: RSS against the host part of the plan (its total: with the prompt cache's
+// limit, the margin and the calibration), a warning above it by more than 5%.
+TEST(DeviceMemoryCheck, HostRssAboveTheHostPlanWarns) {
+  const Expectations expected = host_only_plan();
   gpu::NvmlReport nvml;
   nvml.loaded = true;
   auto f = check_device_memory(snapshot_with_rss(1150ull << 20), nvml, expected);
@@ -251,6 +256,24 @@ TEST(DeviceMemoryCheck, HostRssAboveTheHostPlanWarns) {
   EXPECT_EQ(f[0].severity, Severity::warn);
   EXPECT_NE(f[0].evidence.find("+20.0% of the load figure"), std::string::npos) << f[0].evidence;
   EXPECT_TRUE(with_id(f, "device-plan-vs-measured").empty());
+}
+
+// Both sides: a host part far above the process is a warning too (a safe plan, but a wrong
+// one), unless the difference is mapped weights not read yet.
+TEST(DeviceMemoryCheck, HostRssFarBelowTheHostPlanWarns) {
+  Expectations expected = host_only_plan();
+  gpu::NvmlReport nvml;
+  nvml.loaded = true;
+  auto f = check_device_memory(snapshot_with_rss(900ull << 20), nvml, expected);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::warn) << f[0].evidence;
+  EXPECT_EQ(f[0].summary, "the host part of the plan is far above the process");
+  EXPECT_NE(f[0].evidence.find("-10.0% of the load figure"), std::string::npos) << f[0].evidence;
+  // 600 MiB of the host part are mapped weights and only 450 MiB of file pages are resident.
+  expected.host_weights_bytes = 600ull << 20;
+  f = check_device_memory(snapshot_with_rss(900ull << 20), nvml, expected);
+  EXPECT_EQ(f[0].severity, Severity::ok) << f[0].evidence;
+  EXPECT_NE(f[0].evidence.find("not resident yet"), std::string::npos) << f[0].evidence;
 }
 
 }  // namespace

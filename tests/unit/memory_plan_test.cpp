@@ -21,16 +21,9 @@ model::ModelFacts facts_of(const testing::GgufWriter& w) {
   return *facts;
 }
 
-// The report's tuned configuration (K9): -c 589824 -np 3 -kvu, draft-mtp n-max 4, f16.
+// The report's tuned configuration (K9).
 PlanConfig k9() {
-  PlanConfig config;
-  config.ctx_total = 589824;
-  config.slots = 3;
-  config.kv_unified = true;
-  config.mtp = true;
-  config.draft_n_max = 4;
-  config.cache_ram_bytes = 24576ull << 20;
-  return config;
+  return testing::report_tuned_config();
 }
 
 // Recurrent state of the report model per sequence: 48 recurrent layers x
@@ -233,6 +226,26 @@ TEST(MemoryPlan, SlidingWindowLayersHoldOnlyTheWindow) {
   config.swa_full = true;
   plan = make_plan(facts, config, {});
   EXPECT_EQ(plan->swa_cells, 32768u);
+  // The cell metadata of both caches: 48 bytes per cell each.
+  EXPECT_EQ(plan->kv_cells_bytes, 48u * (32768 + 32768));
+}
+
+// llama.cpp keeps 48 bytes of bookkeeping per cell of every KV cache (llama_kv_cells), written
+// when the cache is created: 54 MiB for the two caches of the report's 589,824 cells. Measured
+// on the CPU build (docs/memory-plan.md): an idle server's RSS grows by 48 bytes per cell of
+// each cache beyond the KV bytes themselves.
+TEST(MemoryPlan, EveryKvCacheCellCarriesItsMetadataInTheRuntime) {
+  const model::ModelFacts facts = facts_of(report_model());
+  PlanConfig config = k9();
+  auto plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->kv_cells_bytes, 48ull * 589824 * 2);  // main and MTP draft caches
+  EXPECT_EQ(plan->runtime.host, runtime_memory(facts, PlanBackend::cpu).host + 48ull * 589824 * 2);
+  config.mtp = false;
+  config.kv_unified = false;  // three streams of 196,608 cells: the same cells in all
+  plan = make_plan(facts, config, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->kv_cells_bytes, 48ull * 589824);
 }
 
 TEST(MemoryPlan, CacheTypeNames) {

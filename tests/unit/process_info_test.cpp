@@ -79,6 +79,17 @@ TEST(ProcessMemory, StatusGivesTheRssSplit) {
   EXPECT_EQ(memory->rss_anon, 93323264ull * 1024);
   EXPECT_EQ(memory->rss_file, 921600ull * 1024);
   EXPECT_EQ(memory->rss_shmem, 0u);
+  EXPECT_FALSE(memory->vm_hwm);  // no VmHWM line: the peak is unknown
+}
+
+// VmHWM, the most the process has held: what a plan must not be below.
+TEST(ProcessMemory, StatusGivesThePeak) {
+  const auto memory = parse_status_memory(
+      "VmHWM:\t  1282708 kB\nVmRSS:\t  546572 kB\nRssAnon:\t542468 kB\nRssFile:\t4104 kB\n",
+      "status");
+  ASSERT_TRUE(memory) << memory.error().message;
+  EXPECT_EQ(memory->vm_hwm, 1282708ull * 1024);
+  EXPECT_EQ(memory->vm_rss, 546572ull * 1024);
 }
 
 TEST(ProcessMemory, StatusWithoutRssLinesIsAnError) {

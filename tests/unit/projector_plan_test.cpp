@@ -21,9 +21,7 @@ namespace {
 using nlohmann::json;
 
 json load_projector_cases() {
-  const auto text = read_text_file(testing::fixture("llama-server/mmproj/cases.json"));
-  EXPECT_TRUE(text) << "cannot read the mmproj fixture";
-  return text ? json::parse(*text) : json::object();
+  return testing::fixture_json("llama-server/mmproj/cases.json");
 }
 
 // llama.cpp prints MiB with "%.2f"; the plan's bytes printed the same way.

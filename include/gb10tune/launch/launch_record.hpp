@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct LaunchRecord {
   // What the process should hold once loaded: the plan's load figure plus its calibration (0:
   // not recorded, a record of an older gb10tune); and the prompt cache's limit on top.
   std::uint64_t expected_load_bytes = 0;
+  // The part of expected_load_bytes a process touches only as batches use it (the CPU backend's
+  // compute buffers, the output buffers' growth: plan/expected_memory.hpp); nullopt: not
+  // recorded (a record of an older gb10tune, or a head of an RPC plan).
+  std::optional<std::uint64_t> expected_on_demand_bytes;
   std::uint64_t expected_cache_ram_bytes = 0;
   // The projector's part of expected_load_bytes (weights + compute buffer; 0: none or older).
   std::uint64_t expected_projector_bytes = 0;

@@ -47,10 +47,11 @@ struct GraphShape {
 // `compute_device` is 0; on CUDA the device buffer holds the graph and the host buffer
 // (CUDA_Host, pinned) the inputs and the token-embedding lookup.
 struct ContextBuffers {
-  std::uint64_t compute_host = 0;    // "CPU compute buffer" / "CUDA_Host compute buffer"
-  std::uint64_t compute_device = 0;  // "CUDA0 compute buffer"
-  std::uint64_t output = 0;          // "output buffer" at its largest, host memory
-  std::string peak_phase;            // which part of the graph sets the compute size
+  std::uint64_t compute_host = 0;     // "CPU compute buffer" / "CUDA_Host compute buffer"
+  std::uint64_t compute_device = 0;   // "CUDA0 compute buffer"
+  std::uint64_t output = 0;           // "output buffer" at its largest, host memory
+  std::uint64_t output_at_start = 0;  // the same at load: n_seq_max logit rows (what -lv 4 logs)
+  std::string peak_phase;             // which part of the graph sets the compute size
   std::uint64_t compute() const { return compute_host + compute_device; }
 };
 
@@ -60,6 +61,7 @@ struct BufferPlan {
   ContextBuffers mtp;  // all 0 without draft-mtp
   std::uint64_t compute() const { return main.compute() + mtp.compute(); }
   std::uint64_t output() const { return main.output + mtp.output; }
+  std::uint64_t output_at_start() const { return main.output_at_start + mtp.output_at_start; }
 };
 
 // The sizes of one context's graph for `model` (the main stack, or the MTP block when `mtp`).

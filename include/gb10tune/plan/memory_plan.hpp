@@ -36,6 +36,9 @@ inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
 // a loaded llama-server's memory the model did not explain in the runs checked was 20-40 MiB
 // (qwen35 on the CPU build, its MTP draft context); docs/memory-plan.md has every run.
 inline constexpr std::uint64_t kDefaultOverheadBytes = 32ull << 20;
+// llama.cpp's bookkeeping per KV cache cell (llama_kv_cells, 3f545be): pos (int32), ext (two
+// int32), shift (int32) and seq (std::bitset<LLAMA_MAX_SEQ = 256>): 48 bytes, host memory.
+inline constexpr std::uint64_t kKvCellMetadataBytes = 48;
 
 // A llama-server configuration, as far as memory is concerned.
 struct PlanConfig {
@@ -62,9 +65,11 @@ struct PlanConfig {
   std::vector<float> tensor_split;          // --tensor-split; empty: by free memory
   std::string backend_reason;               // why (choose_backend), for the report
   // A correction learned from earlier runs (measured − planned at load, see calibration.hpp),
-  // added to the total; 0 and "" when there is none.
+  // added to the total once bounded for this plan (bounded_correction); 0 and "" when there is
+  // none. `calibration_note`: why recorded runs were not applied, for the plan's notes.
   std::int64_t calibration_bytes = 0;
   std::string calibration_source;
+  std::string calibration_note;
   // launch --force on an architecture gb10tune has no layer rules for: plan an estimate (the
   // weights from the tensor sizes plus overhead_bytes, caches and buffers unknown) instead of
   // refusing.
@@ -111,10 +116,12 @@ struct MemoryPlan {
   std::uint64_t output_bytes = 0;             // the output (logits/embeddings) buffers
   std::uint64_t runtime_bytes = 0;            // the process's own and the backend's runtime memory
   RuntimeMemory runtime;                      // runtime_bytes split into host and device
+  std::uint64_t kv_cells_bytes = 0;           // of runtime.host: the KV caches' cell metadata
   std::uint64_t overhead_bytes = 0;           // the explicit extra margin (--overhead)
   std::uint64_t cache_ram_bytes = 0;          // the prompt cache in host memory, at its limit
-  // Correction learned from earlier runs of the same architecture, build and backend
-  // (measured − planned); 0 when there is none. `calibration_source` says where it came from.
+  // Correction learned from earlier runs of the same key (architecture, build, backend and the
+  // configuration's shape: measured − planned at load), bounded for this plan; 0 when there is
+  // none. `calibration_source` says where it came from.
   std::int64_t calibration_bytes = 0;
   std::string calibration_source;
   std::uint64_t total_bytes = 0;  // all of the above

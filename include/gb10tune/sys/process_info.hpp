@@ -98,11 +98,12 @@ ProcResult<platform::Environment> read_process_environ(const platform::Sysroot& 
 
 // Resident memory of a process, in bytes.
 struct ProcessMemory {
-  std::uint64_t vm_rss = 0;     // VmRSS: everything resident
-  std::uint64_t rss_anon = 0;   // RssAnon: anonymous pages (heap, managed memory on GB10)
-  std::uint64_t rss_file = 0;   // RssFile: file-backed pages (an mmap-loaded model)
-  std::uint64_t rss_shmem = 0;  // RssShmem: shared memory
-  std::string source;           // the file the figures come from
+  std::uint64_t vm_rss = 0;             // VmRSS: everything resident
+  std::uint64_t rss_anon = 0;           // RssAnon: anonymous pages (heap, managed memory on GB10)
+  std::uint64_t rss_file = 0;           // RssFile: file-backed pages (an mmap-loaded model)
+  std::uint64_t rss_shmem = 0;          // RssShmem: shared memory
+  std::string source;                   // the file the figures come from
+  std::optional<std::uint64_t> vm_hwm;  // VmHWM: the most resident so far; nullopt: not read
 };
 
 // Parses the Vm/Rss lines of /proc/<pid>/status; a ProcError naming `source` when VmRSS or

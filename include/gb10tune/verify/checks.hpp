@@ -62,6 +62,9 @@ struct Expectations {
   // What the process should hold once loaded (the plan's load figure plus its calibration),
   // the prompt cache's limit that may come on top, and "cpu"/"cuda" (how to measure).
   std::optional<std::uint64_t> load_bytes;
+  // The part of load_bytes a process touches only as batches use it (plan/expected_memory.hpp);
+  // nullopt: the record does not say (an older gb10tune).
+  std::optional<std::uint64_t> on_demand_bytes;
   std::uint64_t cache_ram_bytes = 0;
   std::uint64_t projector_bytes = 0;  // the mmproj's part of load_bytes (weights + compute)
   std::string backend;
@@ -73,6 +76,7 @@ struct Expectations {
   std::string no_device_plan;
   std::optional<std::uint64_t> host_load_bytes;
   std::uint64_t host_total_bytes = 0;
+  std::uint64_t host_weights_bytes = 0;  // the host part's mapped weights
   bool plan_estimate = false;  // the plan was an estimate (unsupported architecture, --force)
   std::string source;          // "launch record" or "flags"
 };
@@ -134,8 +138,11 @@ GpuLogEvidence read_gpu_evidence(std::string_view log_text, std::string_view log
 // that shows the model in host memory, fails. Without NVML and without the log the answer is
 // unknown (warn), never ok. `nvml` may be unloaded; `log` is null when no log was read. With a
 // planned load figure, also "plan-vs-measured": the measured memory (plan/calibration.hpp)
-// against it, with the error in %; a warning when the process holds more than 5% over the plan
-// plus the prompt cache's limit, or when the figure cannot be measured. Then the findings of
+// compared like with like (plan/expected_memory.hpp: what the process can have touched so far),
+// with the error in % of the figure at load; ok only within 5% on both sides: a warning when the
+// process (or its peak, VmHWM) holds more than 5% over the plan with every buffer touched plus
+// the prompt cache's limit, when it holds more than 5% less than the figure at load (the plan is
+// far above it: safe, but wrong), or when the figure cannot be measured. Then the findings of
 // check_device_memory (discrete GPUs).
 std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
                                   const Expectations& expected,
@@ -146,10 +153,11 @@ std::vector<Finding> check_memory(const ProcessSnapshot& snapshot, const gpu::Nv
 // host side (host-plan-vs-measured). The device figure is NVML's per-process figure for the pid
 // on that GPU (matched by PCI bus id) or, where NVML gives none, the GPU's total in use (all
 // processes; the evidence says which); ok within 5% of the plan, a warning outside it, a
-// failure when the server holds nothing on a GPU its plan puts memory on. The host: RSS against
-// the host part, a warning above it by more than 5%. A record without a per-device plan on a
-// machine whose NVML reports discrete GPUs gives one warning, "unknown"; a GB10 (one pool)
-// or a CPU plan gives no finding: plan-vs-measured covers them.
+// failure when the server holds nothing on a GPU its plan puts memory on. The host: RSS (mapped
+// weights not read yet counted as read) against the host part, a warning above it by more than
+// 5%, or below its figure at load by more than 5% (a plan far above the process). A record without
+// a per-device plan on a machine whose NVML reports discrete GPUs gives one warning, "unknown"; a
+// GB10 (one pool) or a CPU plan gives no finding: plan-vs-measured covers them.
 std::vector<Finding> check_device_memory(const ProcessSnapshot& snapshot,
                                          const gpu::NvmlReport& nvml, const Expectations& expected);
 

@@ -20,41 +20,44 @@ StatePaths StatePaths::under(const std::filesystem::path& state_dir) {
 }
 
 nlohmann::json record_to_json(const LaunchRecord& r) {
-  return {{"schema_version", kSchemaVersion},
-          {"pid", r.pid},
-          {"start_time_ticks", r.start_time_ticks},
-          {"server_path", r.server_path},
-          {"argv", r.argv},
-          {"env_removed", r.env_removed},
-          {"url", r.url},
-          {"log_path", r.log_path},
-          {"model_path", r.model_path},
-          {"mmproj_path", r.mmproj_path},
-          {"launched_at", r.launched_at},
-          {"gb10tune_version", r.gb10tune_version},
-          {"settings",
-           {{"slots", r.slots},
-            {"ctx_per_slot", r.ctx_per_slot},
-            {"kv_unified", r.kv_unified},
-            {"mtp", r.mtp},
-            {"draft_n_max", r.draft_n_max},
-            {"cache_ram_mib", r.cache_ram_mib}}},
-          {"model",
-           {{"architecture", r.architecture},
-            {"has_mtp", r.model_has_mtp},
-            {"layers", r.model_layers},
-            {"bytes_per_token", r.bytes_per_token}}},
-          {"expected",
-           {{"weights_bytes", r.expected_weights_bytes},
-            {"kv_bytes", r.expected_kv_bytes},
-            {"total_bytes", r.expected_total_bytes},
-            {"load_bytes", r.expected_load_bytes},
-            {"cache_ram_bytes", r.expected_cache_ram_bytes},
-            {"projector_bytes", r.expected_projector_bytes},
-            {"backend", r.backend},
-            {"plan_estimate", r.plan_estimate}}},
-          {"plan", r.plan},
-          {"rules", {{"chosen", r.rules_chosen}, {"forced", r.rules_forced}}}};
+  return {
+      {"schema_version", kSchemaVersion},
+      {"pid", r.pid},
+      {"start_time_ticks", r.start_time_ticks},
+      {"server_path", r.server_path},
+      {"argv", r.argv},
+      {"env_removed", r.env_removed},
+      {"url", r.url},
+      {"log_path", r.log_path},
+      {"model_path", r.model_path},
+      {"mmproj_path", r.mmproj_path},
+      {"launched_at", r.launched_at},
+      {"gb10tune_version", r.gb10tune_version},
+      {"settings",
+       {{"slots", r.slots},
+        {"ctx_per_slot", r.ctx_per_slot},
+        {"kv_unified", r.kv_unified},
+        {"mtp", r.mtp},
+        {"draft_n_max", r.draft_n_max},
+        {"cache_ram_mib", r.cache_ram_mib}}},
+      {"model",
+       {{"architecture", r.architecture},
+        {"has_mtp", r.model_has_mtp},
+        {"layers", r.model_layers},
+        {"bytes_per_token", r.bytes_per_token}}},
+      {"expected",
+       {{"weights_bytes", r.expected_weights_bytes},
+        {"kv_bytes", r.expected_kv_bytes},
+        {"total_bytes", r.expected_total_bytes},
+        {"load_bytes", r.expected_load_bytes},
+        {"on_demand_bytes", r.expected_on_demand_bytes ? nlohmann::json(*r.expected_on_demand_bytes)
+                                                       : nlohmann::json(nullptr)},
+        {"cache_ram_bytes", r.expected_cache_ram_bytes},
+        {"projector_bytes", r.expected_projector_bytes},
+        {"backend", r.backend},
+        {"plan_estimate", r.plan_estimate}}},
+      {"plan", r.plan},
+      {"rules", {{"chosen", r.rules_chosen}, {"forced", r.rules_forced}}}};
 }
 
 Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source) {
@@ -114,6 +117,10 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   r.expected_load_bytes = bytes("load_bytes");
   r.expected_cache_ram_bytes = bytes("cache_ram_bytes");
   r.expected_projector_bytes = bytes("projector_bytes");
+  if (const auto it = expected.find("on_demand_bytes");
+      it != expected.end() && it->is_number_unsigned()) {
+    r.expected_on_demand_bytes = it->get<std::uint64_t>();
+  }
   if (const auto it = expected.find("backend"); it != expected.end() && it->is_string()) {
     r.backend = it->get<std::string>();
   }

@@ -1,6 +1,7 @@
 #include "gb10tune/plan/calibration.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -59,6 +60,25 @@ std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
   return buffers;
 }
 
+ProcessReading process_reading(const sys::ProcessMemory& memory, const gpu::NvmlReport& nvml,
+                               int pid) {
+  ProcessReading reading{.vm_rss = memory.vm_rss,
+                         .rss_anon = memory.rss_anon,
+                         .rss_file = memory.rss_file,
+                         .rss_shmem = memory.rss_shmem,
+                         .vm_hwm = memory.vm_hwm,
+                         .gpu_bytes = std::nullopt,
+                         .log = std::nullopt};
+  if (nvml.loaded) {
+    std::uint64_t bytes = 0;  // not listed: nothing on the GPU
+    for (const gpu::GpuProcessMemory& entry : nvml.processes) {
+      bytes += entry.pid == static_cast<std::uint32_t>(pid) ? entry.used_bytes : 0;
+    }
+    reading.gpu_bytes = bytes;
+  }
+  return reading;
+}
+
 Measurement measure(const MemoryPlan& plan, PlanBackend backend, const ProcessReading& reading) {
   Measurement m;
   m.how = fmt::format("RSS {} (anon {}, file {}, shmem {})", format_bytes(reading.vm_rss),
@@ -85,27 +105,13 @@ Measurement measure(const MemoryPlan& plan, PlanBackend backend, const ProcessRe
     m.how += fmt::format(" + {} of mmapped weights not resident yet",
                          format_bytes(m.weights_not_resident));
   }
-  if (reading.log) {
-    const LogBuffers& log = *reading.log;
-    const std::uint64_t anonymous =
-        log.kv_bytes + log.recurrent_bytes + log.compute_bytes + log.output_bytes;
-    if (reading.rss_anon < anonymous) {
-      m.buffers_not_touched = anonymous - reading.rss_anon;
-      measured += m.buffers_not_touched;
-      m.how += fmt::format(" + {} of the log's buffers not touched yet",
-                           format_bytes(m.buffers_not_touched));
-    }
-  }
   m.measured_bytes = measured;
   return m;
 }
 
-double error_percent(std::uint64_t planned, std::uint64_t measured) {
-  if (planned == 0) {
-    return 0.0;
-  }
-  return (static_cast<double>(measured) - static_cast<double>(planned)) /
-         static_cast<double>(planned) * 100.0;
+bool CalibrationRun::within_tolerance() const {
+  const double error = error_percent(planned_bytes, measured_bytes);
+  return planned_bytes > 0 && error >= -kPlanTolerancePercent && error <= kPlanTolerancePercent;
 }
 
 const CalibrationEntry* CalibrationStore::find(const CalibrationKey& key) const {
@@ -137,13 +143,13 @@ void CalibrationStore::add(const CalibrationKey& key, CalibrationRun run) {
 }
 
 std::optional<Correction> correction_for(const CalibrationStore& store, const CalibrationKey& key) {
-  const CalibrationEntry* entry = store.find(key);
-  if (entry == nullptr || entry->runs.empty()) {
+  const CalibrationEntry* entry = key.shape ? store.find(key) : nullptr;
+  if (entry == nullptr) {
     return std::nullopt;
   }
   std::vector<std::int64_t> differences;
   for (const CalibrationRun& run : entry->runs) {
-    if (run.plan_model == kCalibrationPlanModel) {
+    if (run.plan_model == kCalibrationPlanModel && run.within_tolerance()) {
       differences.push_back(run.difference());
     }
   }
@@ -156,9 +162,66 @@ std::optional<Correction> correction_for(const CalibrationStore& store, const Ca
   Correction c;
   c.bytes = differences[n / 2];
   c.runs = n;
-  c.source = fmt::format("median of {} measured run(s) of {} on {}, build {}", n, key.architecture,
-                         backend_name(key.backend), key.build);
+  c.source =
+      fmt::format("median of {} measured run(s) of {} on {} ({}), build {}", n, key.architecture,
+                  backend_name(key.backend), describe_shape(*key.shape), key.build);
   return c;
+}
+
+std::string unapplied_runs_note(const CalibrationStore& store, const CalibrationKey& key) {
+  std::size_t unshaped = 0;
+  std::size_t other_shapes = 0;
+  std::size_t not_learned = 0;
+  for (const CalibrationEntry& entry : store.entries) {
+    const CalibrationKey& k = entry.key;
+    if (k.architecture != key.architecture || k.build != key.build || k.backend != key.backend) {
+      continue;
+    }
+    if (!k.shape) {
+      unshaped += entry.runs.size();
+    } else if (k == key) {
+      for (const CalibrationRun& run : entry.runs) {
+        not_learned += run.plan_model != kCalibrationPlanModel || !run.within_tolerance() ? 1 : 0;
+      }
+    } else {
+      ++other_shapes;
+    }
+  }
+  std::vector<std::string> parts;
+  if (unshaped > 0) {
+    parts.push_back(
+        fmt::format("{} run(s) recorded by an older gb10tune without the "
+                    "configuration's shape",
+                    unshaped));
+  }
+  if (other_shapes > 0) {
+    parts.push_back(fmt::format("the runs of {} other configuration shape(s)", other_shapes));
+  }
+  if (not_learned > 0) {
+    parts.push_back(
+        fmt::format("{} run(s) of this shape measured against an older plan or off "
+                    "by more than {:.0f}%",
+                    not_learned, kPlanTolerancePercent));
+  }
+  if (parts.empty()) {
+    return {};
+  }
+  return fmt::format(
+      "calibration not applied from {} of {} on {} with this build: a correction "
+      "comes only from runs of the same shape ({}) within {:.0f}% of their plan",
+      fmt::join(parts, ", "), key.architecture, backend_name(key.backend),
+      key.shape ? describe_shape(*key.shape) : std::string("unknown"), kPlanTolerancePercent);
+}
+
+std::int64_t bounded_correction(const MemoryPlan& plan, PlanBackend backend, std::int64_t learned) {
+  const std::uint64_t at_load = uncalibrated_memory(plan, backend).at_load;
+  const auto bound =
+      static_cast<std::int64_t>(static_cast<double>(at_load) * kCalibrationBoundPercent / 100.0);
+  // Below the buffers llama.cpp allocates (its cell metadata included) only the runtime and
+  // the margin could be cut.
+  const auto cuttable =
+      static_cast<std::int64_t>(plan.runtime_bytes - plan.kv_cells_bytes + plan.overhead_bytes);
+  return std::clamp(learned, -std::min(bound, cuttable), bound);
 }
 
 json store_to_json(const CalibrationStore& store) {
@@ -170,6 +233,7 @@ json store_to_json(const CalibrationStore& store) {
                       {"planned_bytes", r.planned_bytes},
                       {"measured_bytes", r.measured_bytes},
                       {"difference_bytes", r.difference()},
+                      {"on_demand_bytes", r.on_demand_bytes},
                       {"rss_anon_bytes", r.rss_anon},
                       {"rss_file_bytes", r.rss_file},
                       {"rss_shmem_bytes", r.rss_shmem},
@@ -179,10 +243,14 @@ json store_to_json(const CalibrationStore& store) {
                       {"slots", r.slots},
                       {"plan_model", r.plan_model}});
     }
-    entries.push_back({{"architecture", entry.key.architecture},
-                       {"build", entry.key.build},
-                       {"backend", backend_name(entry.key.backend)},
-                       {"runs", runs}});
+    json doc{{"architecture", entry.key.architecture},
+             {"build", entry.key.build},
+             {"backend", backend_name(entry.key.backend)}};
+    if (entry.key.shape) {
+      doc["shape"] = shape_to_json(*entry.key.shape);
+    }
+    doc["runs"] = runs;
+    entries.push_back(doc);
   }
   return {{"schema_version", 1}, {"entries", entries}};
 }
@@ -213,6 +281,13 @@ Expected<CalibrationStore> store_from_json(const json& doc, const std::string& s
       return bad(fmt::format("unknown backend '{}'", backend));
     }
     entry.key.backend = backend == "cuda" ? PlanBackend::cuda : PlanBackend::cpu;
+    if (e.contains("shape")) {  // absent: recorded by an older gb10tune, kept but not applied
+      auto shape = shape_from_json(e["shape"]);
+      if (!shape) {
+        return bad(shape.error().message);
+      }
+      entry.key.shape = std::move(*shape);
+    }
     for (const json& r : e["runs"]) {
       const auto planned = r.is_object() ? optional_u64(r, "planned_bytes") : std::nullopt;
       const auto measured = r.is_object() ? optional_u64(r, "measured_bytes") : std::nullopt;
@@ -223,6 +298,7 @@ Expected<CalibrationStore> store_from_json(const json& doc, const std::string& s
       run.at = r.value("at", std::string());
       run.planned_bytes = *planned;
       run.measured_bytes = *measured;
+      run.on_demand_bytes = optional_u64(r, "on_demand_bytes").value_or(0);
       run.rss_anon = optional_u64(r, "rss_anon_bytes").value_or(0);
       run.rss_file = optional_u64(r, "rss_file_bytes").value_or(0);
       run.rss_shmem = optional_u64(r, "rss_shmem_bytes").value_or(0);

@@ -300,9 +300,11 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
     buffers.compute_host = graph;
   }
 
-  // llama_context::output_reserve: n_vocab logits per output row.
+  // llama_context::output_reserve: n_vocab logits per output row; n_seq_max rows when the
+  // context is created, n_outputs_max once a decode needs them.
   const std::uint64_t rows = std::max<std::uint64_t>(slots, shape.outputs_max);
   buffers.output = model.vocab_size * rows * kF32;
+  buffers.output_at_start = model.vocab_size * slots * kF32;
   return buffers;
 }
 

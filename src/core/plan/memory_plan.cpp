@@ -6,6 +6,7 @@
 #include <array>
 #include <tuple>
 
+#include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::plan {
@@ -114,6 +115,15 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.compute_bytes = plan.buffers.compute();
   plan.output_bytes = plan.buffers.output();
   plan.runtime = runtime_memory(model, config.backend);
+  // llama_kv_cells: per cell of every KV cache (full attention, sliding window, the MTP draft
+  // context's) a position, a 2-D position, a shift and a 256-sequence bitset, host memory
+  // written when the cache is created: 27 MiB a cache at 589,824 cells.
+  const std::uint64_t caches =
+      (model.kv_layer_count(KvScope::full_attention) > 0 ? plan.full_cells : 0) +
+      (model.kv_layer_count(KvScope::sliding_window) > 0 ? plan.swa_cells : 0) +
+      (config.mtp ? plan.full_cells : 0);
+  plan.kv_cells_bytes = kKvCellMetadataBytes * caches * plan.streams;
+  plan.runtime.host += plan.kv_cells_bytes;
   plan.runtime_bytes = plan.runtime.total();
 
   plan.weights_bytes =
@@ -130,8 +140,15 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   }
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;
-  plan.calibration_bytes = config.calibration_bytes;
+  // The correction learned elsewhere, bounded for this plan (calibration.hpp).
+  plan.calibration_bytes = bounded_correction(plan, config.backend, config.calibration_bytes);
   plan.calibration_source = config.calibration_source;
+  if (plan.calibration_bytes != config.calibration_bytes) {
+    plan.calibration_source += fmt::format(
+        "; learned {:+.2f} MiB, bounded to {:.0f}% of the figure at load and to no less than the "
+        "buffers llama.cpp allocates",
+        static_cast<double>(config.calibration_bytes) / 1048576.0, kCalibrationBoundPercent);
+  }
   plan.total_bytes = total_of(plan);
   return plan;
 }
@@ -276,6 +293,9 @@ Expected<MemoryPlan> estimate_plan(const model::ModelFacts& model, const PlanCon
   plan->buffers = BufferPlan{};
   plan->compute_bytes = 0;
   plan->output_bytes = 0;
+  plan->runtime.host -= plan->kv_cells_bytes;  // no cache is known either
+  plan->kv_cells_bytes = 0;
+  plan->runtime_bytes = plan->runtime.total();
   plan->calibration_bytes = 0;
   plan->calibration_source.clear();
   if (config.projector) {
@@ -388,6 +408,9 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
     plan->notes.push_back(
         "flash attention off: V is stored transposed at the widest layer's "
         "width");
+  }
+  if (!config.calibration_note.empty()) {
+    plan->notes.push_back(config.calibration_note);
   }
   judge(model, config, budget, *plan);
   const bool checked =

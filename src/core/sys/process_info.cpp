@@ -246,6 +246,8 @@ ProcResult<ProcessMemory> parse_status_memory(std::string_view text, std::string
       target = &memory.rss_file;
     } else if (key == "RssShmem") {
       target = &memory.rss_shmem;
+    } else if (key == "VmHWM") {
+      target = &memory.vm_hwm.emplace();
     } else {
       continue;
     }

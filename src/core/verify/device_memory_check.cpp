@@ -165,24 +165,34 @@ Finding host_finding(const ProcessSnapshot& snapshot, const Expectations& expect
   finding.id = "host-plan-vs-measured";
   finding.fact = "K22";
   finding.summary = "host memory holds what the host part of the plan put there";
-  const sys::ProcessMemory& memory = *snapshot.memory;
   const std::uint64_t load = *expected.host_load_bytes;
   const std::uint64_t limit = std::max(load, expected.host_total_bytes);
+  // The host side is measured like a CPU server: mapped weights not read yet count as read.
+  plan::MemoryPlan host;
+  host.weights_bytes = expected.host_weights_bytes;
+  const plan::Measurement m =
+      plan::measure(host, plan::PlanBackend::cpu,
+                    plan::process_reading(*snapshot.memory, {}, snapshot.process.stat.pid));
+  const std::uint64_t measured = *m.measured_bytes;
   finding.evidence = fmt::format(
-      "host plan at load {} ({} with the prompt cache's limit, margin and calibration), RSS {} "
-      "(anon {}, file {}): {:+.1f}% of the load figure",
-      format_bytes(load), format_bytes(limit), format_bytes(memory.vm_rss),
-      format_bytes(memory.rss_anon), format_bytes(memory.rss_file),
-      plan::error_percent(load, memory.vm_rss));
-  if (static_cast<double>(memory.vm_rss) >
+      "host plan at load {} ({} with the prompt cache's limit, margin and calibration), {}: "
+      "{:+.1f}% of the load figure",
+      format_bytes(load), format_bytes(limit), m.how, plan::error_percent(load, measured));
+  if (static_cast<double>(measured) >
       static_cast<double>(limit) * (1.0 + kDeviceTolerancePercent / 100.0)) {
     finding.severity = Severity::warn;
     finding.evidence += ": the process holds more host memory than its plan allowed";
     finding.fix =
-        "stop it and launch again (the next plan applies the recorded calibration), or raise "
-        "--overhead";
-  } else if (memory.vm_rss < load) {
-    finding.evidence += " (mapped weights count once their pages are read)";
+        "raise --overhead by the difference and launch again (launch learns a calibration only "
+        "from runs within 5% of the plan)";
+  } else if (static_cast<double>(measured) <
+             static_cast<double>(load) * (1.0 - kDeviceTolerancePercent / 100.0)) {
+    finding.severity = Severity::warn;
+    finding.summary = "the host part of the plan is far above the process";
+    finding.evidence += ": a safe plan, but a wrong one";
+    finding.fix =
+        "the host part overstates this server: check that it runs the recorded -ngl, "
+        "--tensor-split and context (start it with -lv 4 to log where each buffer went)";
   }
   return finding;
 }

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/verify/checks.hpp"
@@ -11,9 +13,7 @@ namespace {
 constexpr std::uint64_t kLargeRss = 10'000'000'000ULL;  // "RSS over 10 GB" (K3)
 constexpr std::uint64_t kSmallGpu = 1ULL << 30;         // "under 1 GiB" (K3)
 
-constexpr double kPlanTolerancePercent = 5.0;
-
-// The process's memory against the plan's load figure (see check_memory).
+// The process's memory against the plan, like with like (see check_memory).
 Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport& nvml,
                          const Expectations& expected) {
   Finding finding;
@@ -23,20 +23,8 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
   const std::uint64_t planned = *expected.load_bytes;
   const auto backend =
       expected.backend == "cuda" ? plan::PlanBackend::cuda : plan::PlanBackend::cpu;
-  const sys::ProcessMemory& memory = *snapshot.memory;
-  plan::ProcessReading reading;
-  reading.vm_rss = memory.vm_rss;
-  reading.rss_anon = memory.rss_anon;
-  reading.rss_file = memory.rss_file;
-  reading.rss_shmem = memory.rss_shmem;
-  if (nvml.loaded) {
-    std::uint64_t bytes = 0;
-    for (const gpu::GpuProcessMemory& entry : nvml.processes) {
-      bytes +=
-          entry.pid == static_cast<std::uint32_t>(snapshot.process.stat.pid) ? entry.used_bytes : 0;
-    }
-    reading.gpu_bytes = bytes;
-  }
+  const plan::ProcessReading reading =
+      plan::process_reading(*snapshot.memory, nvml, snapshot.process.stat.pid);
   plan::MemoryPlan weights;
   weights.weights_bytes = expected.weights_bytes.value_or(0);
   const plan::Measurement m = plan::measure(weights, backend, reading);
@@ -60,26 +48,40 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
     finding.fix = "keep --overhead above what the process holds beyond its weights";
     return finding;
   }
-  const double error = plan::error_percent(planned, *m.measured_bytes);
-  finding.evidence =
-      fmt::format("plan at load {}{}, measured {} ({}): error {:+.1f}%", format_bytes(planned),
-                  expected.projector_bytes > 0
-                      ? fmt::format(" (the projector's weights and compute buffer {} included)",
-                                    format_bytes(expected.projector_bytes))
-                      : std::string(),
-                  format_bytes(*m.measured_bytes), m.how, error);
-  if (expected.cache_ram_bytes > 0) {
-    finding.evidence += fmt::format("; the prompt cache may add up to {} as it fills",
-                                    format_bytes(expected.cache_ram_bytes));
-  }
-  const double limit = static_cast<double>(planned + expected.cache_ram_bytes) *
-                       (1.0 + kPlanTolerancePercent / 100.0);
-  if (static_cast<double>(*m.measured_bytes) > limit) {
-    finding.severity = Severity::warn;
-    finding.evidence += ": the process holds more than the plan allowed";
-    finding.fix =
-        "stop it and launch again: the next plan applies the calibration recorded by launch; or "
-        "raise --overhead";
+  plan::ExpectedMemory memory;
+  memory.on_demand = std::min(expected.on_demand_bytes.value_or(0), planned);
+  memory.at_load = planned - memory.on_demand;
+  memory.prompt_cache = expected.cache_ram_bytes;
+  const plan::MemoryJudgement judged = plan::judge_memory(
+      memory, *m.measured_bytes, reading.vm_hwm, m.how,
+      expected.projector_bytes > 0
+          ? fmt::format(" (the projector's weights and compute buffer {} included)",
+                        format_bytes(expected.projector_bytes))
+          : std::string());
+  finding.evidence = judged.evidence;
+  switch (judged.verdict) {
+    case plan::MemoryVerdict::matches:
+      break;
+    case plan::MemoryVerdict::above:
+      finding.severity = Severity::warn;
+      finding.summary = "the process holds more than its memory plan";
+      finding.fix =
+          "raise --overhead by the difference and launch again (launch learns a calibration "
+          "only from runs within 5% of the plan)";
+      break;
+    case plan::MemoryVerdict::below:
+      finding.severity = Severity::warn;
+      finding.summary = "the memory plan is far above the process";
+      if (!expected.on_demand_bytes && backend == plan::PlanBackend::cpu) {
+        finding.evidence +=
+            "; the launch record (an older gb10tune) does not say which part of the plan a CPU "
+            "server touches only as batches use it (its compute buffers)";
+      }
+      finding.fix =
+          "the plan overstates this server, which is safe but keeps memory idle: check that it "
+          "runs the recorded settings (the slots and context findings) and model; launch it "
+          "again with this gb10tune for a like-with-like figure";
+      break;
   }
   return finding;
 }

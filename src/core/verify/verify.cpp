@@ -146,6 +146,8 @@ void device_expectations(const launch::LaunchRecord& record, Expectations& expec
       load += record_bytes(*it, key).value_or(0);
     }
     expected.host_load_bytes = load;
+    expected.host_weights_bytes = record_bytes(*it, "weights_bytes").value_or(0) +
+                                  record_bytes(*it, "mapped_extra_bytes").value_or(0);
     expected.host_total_bytes = record_bytes(*it, "total_bytes").value_or(load);
   }
 }
@@ -184,6 +186,7 @@ Expectations record_expectations(const launch::LaunchRecord& record) {
   }
   if (record.expected_load_bytes > 0) {
     expected.load_bytes = record.expected_load_bytes;
+    expected.on_demand_bytes = record.expected_on_demand_bytes;
     expected.cache_ram_bytes = record.expected_cache_ram_bytes;
     expected.projector_bytes = record.expected_projector_bytes;
     expected.backend = record.backend;

@@ -17,6 +17,8 @@
 //   STANDIN_RESPONSE_DELAY_MS=<ms>  delays every completion
 //   STANDIN_SPEC_FAILS=1         the draft context fails to initialise: the server runs
 //                                 without speculative decoding whatever --spec-type says
+//   STANDIN_RESIDENT_BYTES=<n>   touches n bytes of heap before "loaded": a server holding that
+//                                 much more than the stand-in itself
 // A readable GGUF given with -m sets the training context the slots are capped at.
 #include <httplib.h>
 #include <signal.h>
@@ -33,6 +35,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/model/model_facts.hpp"
@@ -363,6 +366,11 @@ int run(int argc, char** argv) {
                       "failed to initialize speculative decoding context: the stand-in was "
                       "told to fail (STANDIN_SPEC_FAILS)"));
   }
+  // What a model's buffers would hold: written once, so that every page is resident.
+  std::vector<char> resident(static_cast<std::size_t>(
+      std::max<long long>(0, std::atoll(env_or(env, "STANDIN_RESIDENT_BYTES", "0").c_str()))));
+  std::fill(resident.begin(), resident.end(), '\1');
+  asm volatile("" : : "r"(resident.data()) : "memory");  // the writes stay
   shared.ready.store(true);
   const std::int64_t ready_ns = realtime_ns();
   log_line('I', srv("llama_server", "model loaded"));
