@@ -162,7 +162,9 @@ Runner setup_bench(CLI::App& app) {
       ->check(CLI::Range(0, 1023))
       ->option_text("N");
   // --device is llama.cpp's device list (rpc start); here it was the CUDA index.
-  keep_renamed(sub->add_option("--device", options->device), "--cuda-device", options->renamed);
+  keep_renamed(
+      sub->add_option("--device", options->device)->check(finite_range(0, 1023, "--device")),
+      "--cuda-device", options->renamed);
   sub->add_option("--allocators", options->allocators,
                   "Only these: device, managed, managed_prefetch, managed_advise, pinned_host, "
                   "pageable_malloc, pageable_mmap")

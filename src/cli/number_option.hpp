@@ -2,12 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace gb10tune::cli {
 
 // Accepts a finite decimal number from `min` to `max` (inclusive). CLI11's own Range lets nan
 // through and its parser takes inf and 1e999; this one refuses them with a usage error naming
-// the option and the range, before anything runs.
-CLI::Validator finite_range(double min, double max);
+// the option and the range, before anything runs. `hidden_name`: the option's name for a
+// hidden alias, whose name CLI11 leaves out of its message.
+CLI::Validator finite_range(double min, double max, std::string hidden_name = {});
 
 }  // namespace gb10tune::cli

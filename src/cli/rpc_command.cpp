@@ -352,7 +352,8 @@ Runner setup_rpc(CLI::App& app) {
                    "Seconds to wait after SIGTERM before SIGKILL (default 60)")
       ->check(finite_range(0.0, 3600.0))
       ->option_text("SECONDS");
-  keep_renamed(stop->add_option("--timeout", options->grace_s)->check(finite_range(0.0, 3600.0)),
+  keep_renamed(stop->add_option("--timeout", options->grace_s)
+                   ->check(finite_range(0.0, 3600.0, "--timeout")),
                "--grace", options->renamed);
   stop->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
                                  {ExitCode::failed, "the worker could not be stopped"},

@@ -267,8 +267,9 @@ Runner setup_stop(CLI::App& app) {
                   "Seconds to wait after SIGTERM before SIGKILL (default 30)")
       ->check(finite_range(0.0, 3600.0))
       ->option_text("SECONDS");
-  keep_renamed(sub->add_option("--timeout", options->grace_s)->check(finite_range(0.0, 3600.0)),
-               "--grace", options->renamed);
+  keep_renamed(
+      sub->add_option("--timeout", options->grace_s)->check(finite_range(0.0, 3600.0, "--timeout")),
+      "--grace", options->renamed);
   sub->add_flag("--json", options->json, "Print one JSON document");
   sub->footer(exit_code_footer({{ExitCode::ok, "stopped, or nothing to stop"},
                                 {ExitCode::failed, "a process could not be stopped"},

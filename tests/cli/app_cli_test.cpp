@@ -50,22 +50,25 @@ TEST(CliApp, EveryNumberOptionRefusesNonFiniteAndOutOfRangeValues) {
     std::string option;
   };
   const std::vector<Case> cases = {
-      {{"rpc", "stop", "--timeout", "inf"}, "--timeout"},
-      {{"rpc", "stop", "--timeout", "nan"}, "--timeout"},
-      {{"rpc", "stop", "--timeout", "-1"}, "--timeout"},
-      {{"rpc", "stop", "--timeout", "1e300"}, "--timeout"},
-      {{"rpc", "start", "--timeout", "nan", "--server-bin", no_bin}, "--timeout"},
-      {{"rpc", "start", "--threads", "-4", "--server-bin", no_bin}, "--threads"},
-      {{"rpc", "start", "--threads", "100000000", "--server-bin", no_bin}, "--threads"},
-      {{"stop", "--timeout", "nan"}, "--timeout"},
-      {{"stop", "--timeout", "inf"}, "--timeout"},
+      {{"rpc", "stop", "--grace", "inf"}, "--grace"},
+      {{"rpc", "stop", "--grace", "nan"}, "--grace"},
+      {{"rpc", "stop", "--grace", "-1"}, "--grace"},
+      {{"rpc", "stop", "--grace", "1e300"}, "--grace"},
+      {{"rpc", "stop", "--timeout", "inf"}, "--timeout"},  // the old spelling, hidden
+      {{"rpc", "start", "--timeout", "nan", "--rpc-server", no_bin}, "--timeout"},
+      {{"rpc", "start", "--threads", "-4", "--rpc-server", no_bin}, "--threads"},
+      {{"rpc", "start", "--threads", "100000000", "--rpc-server", no_bin}, "--threads"},
+      {{"stop", "--grace", "nan"}, "--grace"},
+      {{"stop", "--grace", "inf"}, "--grace"},
+      {{"stop", "--timeout", "nan"}, "--timeout"},  // the old spelling, hidden
       {{"watch", "--interval", "nan"}, "--interval"},
       {{"watch", "--grace", "nan"}, "--grace"},
       {{"watch", "--restart-delay", "inf"}, "--restart-delay"},
       {{"watch", "--restart-max-delay", "nan"}, "--restart-max-delay"},
       {{"bench", "--peak", "nan"}, "--peak"},
       {{"bench", "--peak", "inf"}, "--peak"},
-      {{"bench", "--device", "-1"}, "--device"},
+      {{"bench", "--cuda-device", "-1"}, "--cuda-device"},
+      {{"bench", "--device", "-1"}, "--device"},  // the old spelling, hidden
       {{"bench", "server", "--timeout", "inf", "--url", no_url}, "--timeout"},
       {{"bench", "server", "--timeout", "nan", "--url", no_url}, "--timeout"},
       {{"bench", "server", "--bandwidth", "nan", "--url", no_url}, "--bandwidth"},

@@ -76,6 +76,8 @@ struct Expectations {
   std::string no_device_plan;
   std::optional<std::uint64_t> host_load_bytes;
   std::uint64_t host_total_bytes = 0;
+  // Of the host part at load, what comes only with the first prompts (cuBLAS, driver state).
+  std::uint64_t host_service_bytes = 0;
   std::uint64_t host_weights_bytes = 0;  // the host part's mapped weights
   bool plan_estimate = false;  // the plan was an estimate (unsupported architecture, --force)
   std::string source;          // "launch record" or "flags"

@@ -53,8 +53,8 @@ MemoryJudgement judge_memory(const ExpectedMemory& expected, std::uint64_t measu
   j.evidence = fmt::format("plan at load {}{}", format_bytes(expected.at_load), at_load_note);
   if (expected.on_demand > 0) {
     j.evidence += fmt::format(
-        ", {} with the {} a process touches only as it serves (buffers batches use, and on "
-        "CUDA cuBLAS and the memory pool)",
+        ", {} with the {} of buffers (and, on CUDA, cuBLAS and its memory pool) a process "
+        "touches only as batches use them",
         format_bytes(expected.full()), format_bytes(expected.on_demand));
   }
   j.evidence += fmt::format("; measured {} ({})", format_bytes(measured), how);

@@ -124,6 +124,7 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
       (config.mtp ? plan.full_cells : 0);
   plan.kv_cells_bytes = kKvCellMetadataBytes * caches * plan.streams;
   plan.runtime.host += plan.kv_cells_bytes;
+  plan.runtime.host_at_load += plan.kv_cells_bytes;  // written when the caches are created
   plan.runtime_bytes = plan.runtime.total();
 
   plan.weights_bytes =
@@ -294,6 +295,7 @@ Expected<MemoryPlan> estimate_plan(const model::ModelFacts& model, const PlanCon
   plan->compute_bytes = 0;
   plan->output_bytes = 0;
   plan->runtime.host -= plan->kv_cells_bytes;  // no cache is known either
+  plan->runtime.host_at_load -= plan->kv_cells_bytes;
   plan->kv_cells_bytes = 0;
   plan->runtime_bytes = plan->runtime.total();
   plan->calibration_bytes = 0;

@@ -85,6 +85,7 @@ json devices_json(const plan::DevicePlan& d) {
                 {"buffers_bytes", h.buffers_bytes},
                 {"projector_bytes", h.projector_bytes},
                 {"runtime_bytes", h.runtime_bytes},
+                {"service_bytes", h.service_bytes},
                 {"cache_ram_bytes", h.cache_ram_bytes},
                 {"overhead_bytes", h.overhead_bytes},
                 {"calibration_bytes", h.calibration_bytes},

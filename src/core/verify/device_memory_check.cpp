@@ -186,7 +186,8 @@ Finding host_finding(const ProcessSnapshot& snapshot, const Expectations& expect
         "raise --overhead by the difference and launch again (launch learns a calibration only "
         "from runs within 5% of the plan)";
   } else if (static_cast<double>(measured) <
-             static_cast<double>(load) * (1.0 - kDeviceTolerancePercent / 100.0)) {
+             static_cast<double>(load - std::min(load, expected.host_service_bytes)) *
+                 (1.0 - kDeviceTolerancePercent / 100.0)) {
     finding.severity = Severity::warn;
     finding.summary = "the host part of the plan is far above the process";
     finding.evidence += ": a safe plan, but a wrong one";

@@ -149,6 +149,7 @@ void device_expectations(const launch::LaunchRecord& record, Expectations& expec
     expected.host_weights_bytes = record_bytes(*it, "weights_bytes").value_or(0) +
                                   record_bytes(*it, "mapped_extra_bytes").value_or(0);
     expected.host_total_bytes = record_bytes(*it, "total_bytes").value_or(load);
+    expected.host_service_bytes = record_bytes(*it, "service_bytes").value_or(0);
   }
 }
 
