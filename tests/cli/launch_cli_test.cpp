@@ -796,6 +796,22 @@ TEST(CliLaunchCommand, SystemdUnitOfAnOddModelPathPassesSystemdAnalyze) {
             "gb10tune");
 }
 
+// A llama-server path systemd refuses in ExecStart= (a quote in it) exits 2 naming it, and no
+// unit is printed.
+TEST(CliLaunchCommand, SystemdUnitRefusesAServerPathSystemdCannotRun) {
+  ModelsFolder f;
+  const auto server = f.dir.path() / "o'brien" / "llama-server";
+  std::filesystem::create_directories(server.parent_path());
+  std::filesystem::create_symlink(testing::stand_in_server_path(), server);
+  const auto result = testing::run_cli_on(
+      "gb10",
+      {"launch", "--print", "systemd", "--model", f.model, "--llama-server", server.string()}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_TRUE(result.out.empty()) << result.out;
+  EXPECT_NE(result.err.find(server.string()), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("ExecStart="), std::string::npos) << result.err;
+}
+
 TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
   ModelsFolder f;
   const auto result = launch_on_model(f, {"--print", "llama-swap"});
