@@ -43,6 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require_named(file.error());
     return 0;
   }
+  if (file->memory_bytes() > gguf::kMaxHeaderMemory) {
+    std::abort();  // a parsed header stays within its memory budget
+  }
   for (const gguf::MetadataEntry& entry : file->metadata()) {
     (void)entry.value.summary();
     (void)file->get_uint(entry.key);

@@ -40,6 +40,7 @@
 #include "gb10tune/sys/meminfo.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
+#include "gb10tune/util/systemd_syntax.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "launch_start.hpp"
 #include "size_option.hpp"
@@ -717,14 +718,22 @@ ExitCode run(LaunchOptions in, Context& ctx) {
       unit.unset_env = unset_env(b);
       unit.description =
           fmt::format("llama-server ({}) planned by gb10tune", candidate->path.filename().string());
+      if (!endpoints.empty()) {
+        unit.description += fmt::format(" over RPC workers {}", in.rpc);
+      }
+      auto head = launch::render_systemd_unit(unit);
+      if (!head) {
+        return fail(ctx, head.error());
+      }
       if (endpoints.empty()) {
-        *ctx.out << launch::render_systemd_unit(unit);
+        *ctx.out << *head;
         return ExitCode::ok;
       }
       // One unit per node: the head's here, each worker's for its own machine (started first).
-      unit.description += fmt::format(" over RPC workers {}", in.rpc);
-      *ctx.out << "# node: head (this machine), e.g. /etc/systemd/system/llama-server.service\n"
-               << launch::render_systemd_unit(unit);
+      std::string text = systemd::comment_line(
+                             "node: head (this machine), e.g. "
+                             "/etc/systemd/system/llama-server.service") +
+                         *head;
       for (const rpc::Endpoint& endpoint : endpoints) {
         auto argv = worker_argv_for(endpoint);
         if (!argv) {
@@ -735,13 +744,18 @@ ExitCode run(LaunchOptions in, Context& ctx) {
         worker_unit.unset_env = {"GGML_CUDA_ENABLE_UNIFIED_MEMORY"};
         worker_unit.description =
             fmt::format("llama.cpp RPC worker on {} for gb10tune", endpoint.to_string());
-        *ctx.out << fmt::format(
-                        "\n# node: RPC worker {} (on that machine; give ExecStart the full "
-                        "path of its ggml-rpc-server), e.g. "
-                        "/etc/systemd/system/ggml-rpc-server-{}.service\n",
-                        endpoint.to_string(), endpoint.port)
-                 << launch::render_systemd_unit(worker_unit);
+        auto worker = launch::render_systemd_unit(worker_unit);
+        if (!worker) {
+          return fail(ctx, worker.error());
+        }
+        text += "\n" +
+                systemd::comment_line(fmt::format(
+                    "node: RPC worker {} (on that machine; give ExecStart the full path of its "
+                    "ggml-rpc-server), e.g. /etc/systemd/system/ggml-rpc-server-{}.service",
+                    endpoint.to_string(), endpoint.port)) +
+                *worker;
       }
+      *ctx.out << text;
       return ExitCode::ok;
     }
     return fail(ctx,

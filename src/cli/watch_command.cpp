@@ -621,7 +621,12 @@ ExitCode print_units(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
       input.environment.emplace_back(name, *value);
     }
   }
-  const auto files = watch::render_watch_units(input);
+  const auto rendered = watch::render_watch_units(input);
+  if (!rendered) {
+    *ctx.err << "gb10tune watch: " << rendered.error().message << "\n";
+    return rendered.error().code;
+  }
+  const std::vector<watch::UnitFile>& files = *rendered;
   if (o.unit_dir.empty()) {
     for (const watch::UnitFile& file : files) {
       *ctx.out << fmt::format("### {}\n{}\n", file.name, file.content);

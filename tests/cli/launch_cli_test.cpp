@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/http_client.hpp"
@@ -12,6 +13,7 @@
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
+#include "support/systemd_unit_reader.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
 #include "support/untrusted_binary.hpp"
@@ -490,10 +492,12 @@ struct ModelsFolder {
   testing::TempDir dir;
   std::string model;
   std::string mmproj;
-  ModelsFolder() {
+  // The model at `name` under dir (folders in `name` created), the projector in dir.
+  explicit ModelsFolder(const std::string& name = "Qwen3.8-27B 'Q4_K_M' $x.gguf") {
     testing::GgufWriter w = testing::report_model();
     w.tensor("blk.0.ffn_down.weight", {5120, 17408 * 12}, gguf::GgmlType::q4_k);
-    model = (dir.path() / "Qwen3.8-27B 'Q4_K_M' $x.gguf").string();
+    model = (dir.path() / name).string();
+    std::filesystem::create_directories(std::filesystem::path(model).parent_path());
     w.write(model);
     testing::GgufWriter p;
     p.add("general.architecture", testing::gguf_string("clip"));
@@ -742,13 +746,105 @@ TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
       << result.out;
 }
 
+// A model path holding everything that means something to systemd or a shell.
+const std::string kOddModelPath =
+    "odd dir %h $HOME ;/model 'q' \"d\" \\ ; 100% $x ${Y}\nnew \xC3\xA9.gguf";
+
+// The argv `launch --dry-run` plans for the model at kOddModelPath, and the unit
+// `launch --print systemd` prints for it.
+struct OddModelUnit {
+  std::vector<std::string> planned;
+  std::string unit;
+};
+
+// Runs `launch ARGS --model <f's model> --llama-server <the stand-in>` on the gb10 fixture.
+testing::CliResult launch_on_model(const ModelsFolder& f, std::vector<std::string> args) {
+  args.insert(args.begin(), "launch");
+  args.insert(args.end(),
+              {"--model", f.model, "--llama-server", testing::stand_in_server_path().string()});
+  return testing::run_cli_on("gb10", args, {});
+}
+
+OddModelUnit odd_model_unit(const ModelsFolder& f) {
+  const auto planned = launch_on_model(f, {"--dry-run", "--json"});
+  EXPECT_EQ(planned.exit_code, 0) << planned.err;
+  const auto printed = launch_on_model(f, {"--print", "systemd"});
+  EXPECT_EQ(printed.exit_code, 0) << printed.err;
+  OddModelUnit out;
+  if (planned.exit_code == 0) {
+    out.planned = json::parse(planned.out)["command_line"]["argv"].get<std::vector<std::string>>();
+  }
+  out.unit = printed.out;
+  return out;
+}
+
+// Read back as systemd reads it, the unit runs exactly the planned argv, and no field lets a
+// line break, a '%' or a '$' through: no directive is added, no specifier or variable expands.
+TEST(CliLaunchCommand, SystemdUnitOfAnOddModelPathRunsThePlannedArgv) {
+  ModelsFolder f(kOddModelPath);
+  const OddModelUnit odd = odd_model_unit(f);
+  ASSERT_FALSE(odd.planned.empty());
+  EXPECT_NE(std::find(odd.planned.begin(), odd.planned.end(), f.model), odd.planned.end());
+  const testing::UnitReading reading = testing::read_unit(odd.unit);
+  std::vector<std::string> problems = reading.problems;
+  std::set<std::string> keys;
+  for (const testing::UnitAssignment& a : reading.assignments) {
+    keys.insert(a.section + "." + a.key);
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"Unit.Description", "Unit.After", "Service.Type",
+                                         "Service.ExecStart", "Service.UnsetEnvironment",
+                                         "Service.Restart", "Service.RestartSec",
+                                         "Service.TimeoutStartSec", "Install.WantedBy"}))
+      << odd.unit;
+  const auto exec = reading.values("Service", "ExecStart");
+  ASSERT_EQ(exec.size(), 1u) << odd.unit;
+  EXPECT_EQ(testing::unit_exec_argv(exec[0], problems), odd.planned) << odd.unit;
+  const auto description = reading.values("Unit", "Description");
+  ASSERT_EQ(description.size(), 1u) << odd.unit;
+  EXPECT_EQ(testing::unit_specifiers_expanded(description[0], problems),
+            "llama-server (model 'q' \"d\" \\ ; 100% $x ${Y} new \xC3\xA9.gguf) planned by "
+            "gb10tune");
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems) << "\n" << odd.unit;
+}
+
+// systemd itself loads the same unit to the same argv and description, where installed.
+TEST(CliLaunchCommand, SystemdUnitOfAnOddModelPathPassesSystemdAnalyze) {
+  ModelsFolder f(kOddModelPath);
+  const OddModelUnit odd = odd_model_unit(f);
+  ASSERT_FALSE(odd.planned.empty());
+  std::string why;
+  const auto analyzed =
+      testing::systemd_analyze(f.dir.path(), "llama-server.service", odd.unit, why);
+  if (!analyzed) {
+    GTEST_SKIP() << why;
+  }
+  EXPECT_TRUE(analyzed->warnings.empty()) << ::testing::PrintToString(analyzed->warnings) << "\n"
+                                          << odd.unit;
+  EXPECT_EQ(analyzed->argv, odd.planned) << analyzed->output;
+  EXPECT_EQ(analyzed->description,
+            "llama-server (model 'q' \"d\" \\ ; 100% $x ${Y} new \xC3\xA9.gguf) planned by "
+            "gb10tune");
+}
+
+// A llama-server path systemd refuses in ExecStart= (a quote in it) exits 2 naming it, and no
+// unit is printed.
+TEST(CliLaunchCommand, SystemdUnitRefusesAServerPathSystemdCannotRun) {
+  ModelsFolder f;
+  const auto server = f.dir.path() / "o'brien" / "llama-server";
+  std::filesystem::create_directories(server.parent_path());
+  std::filesystem::create_symlink(testing::stand_in_server_path(), server);
+  const auto result = testing::run_cli_on(
+      "gb10",
+      {"launch", "--print", "systemd", "--model", f.model, "--llama-server", server.string()}, {});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_TRUE(result.out.empty()) << result.out;
+  EXPECT_NE(result.err.find(server.string()), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("ExecStart="), std::string::npos) << result.err;
+}
+
 TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
   ModelsFolder f;
-  const std::vector<std::string> common = {"--model", f.model, "--llama-server",
-                                           testing::stand_in_server_path().string()};
-  std::vector<std::string> swap_args = {"launch", "--print", "llama-swap"};
-  swap_args.insert(swap_args.end(), common.begin(), common.end());
-  const auto result = testing::run_cli_on("gb10", swap_args, {});
+  const auto result = launch_on_model(f, {"--print", "llama-swap"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   // Read back by a YAML parser: models → one entry → cmd, ttl, checkEndpoint and nothing else.
   YAML::Node doc;

@@ -288,7 +288,8 @@ TEST(CliWatch, PrintSystemdWritesTheWatchAndTheVerifyTimer) {
   EXPECT_EQ(printed.exit_code, 0) << printed.out;
   EXPECT_TRUE(contains(printed.out, "### gb10tune-watch.service")) << printed.out;
   EXPECT_TRUE(contains(printed.out, " watch --wait --floor 8G --restart\n")) << printed.out;
-  EXPECT_TRUE(contains(printed.out, "Environment=XDG_STATE_HOME=" + f.dir.path().string()))
+  EXPECT_TRUE(
+      contains(printed.out, "Environment=\"XDG_STATE_HOME=" + f.dir.path().string() + "\"\n"))
       << printed.out;
   EXPECT_TRUE(contains(printed.out, "OnUnitActiveSec=20min")) << printed.out;
   const auto units = f.dir.path() / "units";

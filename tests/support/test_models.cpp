@@ -175,6 +175,40 @@ GgufWriter large_report_model() {
   return w;
 }
 
+void add_large_vocabulary(GgufWriter& w, std::uint32_t tokens, std::uint32_t merges) {
+  std::vector<std::string> texts;
+  std::vector<GgufValueBytes> scores;
+  std::vector<std::int32_t> types;
+  texts.reserve(tokens);
+  for (std::uint32_t i = 0; i < tokens; ++i) {
+    texts.push_back(i % 8 == 0 ? "\xE2\x96\x81long_token_piece_" + std::to_string(i)
+                               : "tok" + std::to_string(i));
+    scores.push_back(gguf_float32(-static_cast<float>(i)));
+    types.push_back(1);
+  }
+  w.add("tokenizer.ggml.tokens", gguf_string_array(texts))
+      .add("tokenizer.ggml.scores", gguf_array(gguf::ValueType::float32, scores))
+      .add("tokenizer.ggml.token_type", gguf_int32_array(types));
+  texts.clear();
+  texts.reserve(merges);
+  for (std::uint32_t i = 0; i < merges; ++i) {
+    texts.push_back(i % 8 == 0 ? "\xC4\xA0long_merge_left " + std::to_string(i)
+                               : "\xC4\xA0t " + std::to_string(i));
+  }
+  w.add("tokenizer.ggml.merges", gguf_string_array(texts));
+}
+
+std::uint64_t write_empty_nested_arrays(const std::filesystem::path& path, const std::string& key,
+                                        std::uint64_t count) {
+  GgufWriter w;
+  w.add(key, gguf_raw(9, le32(9) + le64(count)));
+  const std::string header = w.bytes();
+  write_bytes(path, header);
+  const std::uint64_t size = header.size() + count * 12;
+  std::filesystem::resize_file(path, size);
+  return size;
+}
+
 std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers) {
   GgufWriter w;
   w.add("general.architecture", gguf_string("llama"))

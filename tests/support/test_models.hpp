@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "gb10tune/model/model_facts.hpp"
@@ -37,6 +38,18 @@ void add_large_model_tensors(GgufWriter& w);
 // The report's model at full size, as the benchmarks read it: report_model() with a
 // tokenizer-sized metadata section (150k tokens) and add_large_model_tensors().
 GgufWriter large_report_model();
+
+// Adds a tokenizer the size of the largest real ones: `tokens` tokens (tokenizer.ggml.tokens,
+// .scores, .token_type) and `merges` BPE merges (tokenizer.ggml.merges). Strings of the
+// lengths real vocabularies have: most short, every eighth 24 bytes or more (past the
+// small-string buffer, so held on the heap).
+void add_large_vocabulary(GgufWriter& w, std::uint32_t tokens, std::uint32_t merges);
+
+// Writes `path`: one key, `key`, an array of `count` empty arrays whose bytes are the zeros of
+// a sparse hole (12 zero bytes read as an empty uint8 array), the hostile header of 12 bytes of
+// file per array. Returns the file size.
+std::uint64_t write_empty_nested_arrays(const std::filesystem::path& path, const std::string& key,
+                                        std::uint64_t count);
 
 // Writes DIR/llama-LAYERS.gguf: a llama of `layers` f16 blocks shaped like a 70B (n_embd 8192,
 // 64 heads, 8 KV heads, n_ff 14336): 872 MB a block, plus 524 MB each for the token embedding

@@ -6,6 +6,7 @@
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "support/gguf_writer.hpp"
 #include "support/test_context.hpp"
+#include "support/test_models.hpp"
 
 namespace gb10tune::gguf {
 namespace {
@@ -289,6 +290,50 @@ TEST(GgufHostile, HugeCountsInASparseFileStayWithinTheHeaderCap) {
   ASSERT_FALSE(many);
   EXPECT_NE(many.error().message.find("would take the header past 256 MiB"), std::string::npos)
       << many.error().message;
+}
+
+// The hostile header, scaled down: 4 million empty nested arrays are 48 MB of file but
+// ~350 MiB of parsed header (an Array node each). The memory budget refuses them before one is
+// read, naming the file, the key and the limit.
+TEST(GgufHostile, MillionsOfEmptyNestedArraysAreRefusedByTheMemoryBudget) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "nested.gguf";
+  testing::write_empty_nested_arrays(path, "nested", 4'000'000);
+  const auto file = read_gguf(path);
+  ASSERT_FALSE(file) << "4 million empty nested arrays were accepted";
+  const std::string& message = file.error().message;
+  EXPECT_EQ(message.rfind(path.string() + ": offset ", 0), 0u) << message;
+  EXPECT_NE(message.find("the elements of 'nested'"), std::string::npos) << message;
+  EXPECT_NE(message.find("past 256 MiB of memory"), std::string::npos) << message;
+}
+
+// Nested arrays small enough to pass one by one are charged as they are read: the third of
+// three arrays of 1.2 million empty arrays (~100 MiB each in memory) passes the budget.
+TEST(GgufHostile, NestedArraysAreChargedAsTheyAreRead) {
+  constexpr std::uint64_t kInner = 1'200'000;
+  std::string payload = le32(9) + le64(3);
+  for (int i = 0; i < 3; ++i) {
+    payload += le32(9) + le64(kInner) + std::string(kInner * 12, '\0');
+  }
+  GgufWriter w;
+  w.add("nested", testing::gguf_raw(9, payload));
+  const std::uint64_t third_count = value_offset(w, "nested") + 12 + 2 * (12 + kInner * 12) + 4;
+  expect_rejected(w.bytes(), third_count,
+                  "the elements of 'nested' would take the parsed header "
+                  "past 256 MiB of memory");
+}
+
+// Within the budget the accounting counts every node: a million empty nested arrays parse and
+// are charged at least their Array nodes.
+TEST(GgufHostile, TheMemoryBudgetCountsEveryNode) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "nested.gguf";
+  testing::write_empty_nested_arrays(path, "nested", 1'000'000);
+  const auto file = read_gguf(path);
+  ASSERT_TRUE(file) << file.error().message;
+  EXPECT_EQ(file->find("nested")->value.as_array()->size(), 1'000'000u);
+  EXPECT_GE(file->memory_bytes(), 1'000'000 * sizeof(Array));
+  EXPECT_LT(file->memory_bytes(), 1'000'000 * sizeof(Array) + 4096);
 }
 
 }  // namespace

@@ -295,6 +295,22 @@ TEST(GgufReader, SparseSeventeenGigabyteModelHeaderReadsWithoutTouchingData) {
   EXPECT_LT(elapsed, std::chrono::seconds(5));
 }
 
+// The largest real tokenizers (gemma3's 262,144 tokens; 500,000 merges, more than any BPE
+// vocabulary ships) parse far under the header's memory budget (docs/gguf-reader.md).
+TEST(GgufReader, TheLargestRealVocabularyFitsTheMemoryBudgetWithMargin) {
+  GgufWriter w;
+  testing::add_large_vocabulary(w, 262'144, 500'000);
+  const std::string bytes = w.bytes();
+  const auto file = parse_gguf(as_span(bytes), "vocab.gguf");
+  ASSERT_TRUE(file) << file.error().message;
+  EXPECT_EQ((*file->get_array("tokenizer.ggml.merges"))->size(), 500'000u);
+  // At least every string object; at most a fifth of the budget.
+  EXPECT_GT(file->memory_bytes(), (262'144u + 500'000u) * sizeof(std::string));
+  EXPECT_LT(file->memory_bytes(), kMaxHeaderMemory / 5) << file->memory_bytes();
+  RecordProperty("memory_bytes", std::to_string(file->memory_bytes()));
+  RecordProperty("file_bytes", std::to_string(bytes.size()));
+}
+
 TEST(GgufReader, MissingAndNonRegularFilesNameThePath) {
   testing::TempDir dir;
   const auto missing = read_gguf(dir.path() / "absent.gguf");

@@ -9,6 +9,7 @@
 
 #include "gb10tune/watch/watch_events.hpp"
 #include "gb10tune/watch/watch_units.hpp"
+#include "support/systemd_unit_reader.hpp"
 #include "support/test_context.hpp"
 
 namespace gb10tune::watch {
@@ -177,7 +178,9 @@ TEST(WatchUnits, TheWatchRunsBesideTheServerAndATimerRunsVerify) {
   input.verify_argv = {"/opt/gb10tune/bin/gb10tune", "verify"};
   input.verify_every_min = 10;
   input.environment = {{"XDG_STATE_HOME", "/home/u/state dir"}};
-  const auto files = render_watch_units(input);
+  const auto rendered = render_watch_units(input);
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  const std::vector<UnitFile>& files = *rendered;
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(files[0].name, "gb10tune-watch.service");
   EXPECT_NE(
@@ -197,6 +200,59 @@ TEST(WatchUnits, TheWatchRunsBesideTheServerAndATimerRunsVerify) {
   EXPECT_EQ(files[2].name, "gb10tune-verify.timer");
   EXPECT_NE(files[2].content.find("OnUnitActiveSec=10min\n"), std::string::npos);
   EXPECT_NE(files[2].content.find("WantedBy=timers.target\n"), std::string::npos);
+}
+
+// Odd paths in the command and the variables read back, as systemd reads them, unchanged: no
+// specifier or variable expands and no line break adds a directive.
+TEST(WatchUnits, OddPathsAndVariablesReadBackUnchanged) {
+  const std::string odd =
+      "/srv/odd dir/100% $HOME ${X} 'q' \"d\" \\ ;x\nExecStartPre=/bin/false \xC3\xA9";
+  WatchUnitsInput input;
+  input.watch_argv = {"/opt/gb10 100% ;/gb10tune", "watch", "--wait", "--floor", odd};
+  input.verify_argv = {"/opt/gb10 100% ;/gb10tune", "verify"};
+  input.environment = {{"XDG_STATE_HOME", odd}, {"XDG_CONFIG_HOME", "/home/u/$HOME%%"}};
+  const auto rendered = render_watch_units(input);
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  for (const UnitFile& file : *rendered) {
+    const testing::UnitReading reading = testing::read_unit(file.content);
+    std::vector<std::string> problems = reading.problems;
+    for (const testing::UnitAssignment& a : reading.assignments) {
+      EXPECT_NE(a.key, "ExecStartPre") << file.content;
+    }
+    if (file.name == "gb10tune-verify.timer") {
+      EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+      continue;
+    }
+    const auto exec = reading.values("Service", "ExecStart");
+    ASSERT_EQ(exec.size(), 1u) << file.content;
+    EXPECT_EQ(testing::unit_exec_argv(exec[0], problems),
+              file.name == "gb10tune-watch.service" ? input.watch_argv : input.verify_argv);
+    std::vector<std::pair<std::string, std::string>> environment;
+    for (const std::string& value : reading.values("Service", "Environment")) {
+      const auto pairs = testing::unit_environment(value, problems);
+      environment.insert(environment.end(), pairs.begin(), pairs.end());
+    }
+    EXPECT_EQ(environment, input.environment) << file.content;
+    EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems) << "\n" << file.content;
+  }
+}
+
+// What a unit cannot carry is refused, naming it, before anything is written.
+TEST(WatchUnits, AProgramOrValueSystemdWouldRefuseIsRefused) {
+  WatchUnitsInput input;
+  input.watch_argv = {"/home/o'brien/bin/gb10tune", "watch", "--wait"};
+  input.verify_argv = {"/home/o'brien/bin/gb10tune", "verify"};
+  const auto quoted = render_watch_units(input);
+  ASSERT_FALSE(quoted);
+  EXPECT_EQ(quoted.error().code, ExitCode::usage);
+  EXPECT_NE(quoted.error().message.find("/home/o'brien/bin/gb10tune"), std::string::npos)
+      << quoted.error().message;
+  input.watch_argv = {"/opt/gb10tune", "watch"};
+  input.verify_argv = {"/opt/gb10tune", "verify"};
+  input.environment = {{"XDG_STATE_HOME", "/home/\xFF"}};
+  const auto not_utf8 = render_watch_units(input);
+  ASSERT_FALSE(not_utf8);
+  EXPECT_NE(not_utf8.error().message.find("XDG_STATE_HOME"), std::string::npos);
 }
 
 }  // namespace

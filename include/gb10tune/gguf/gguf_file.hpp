@@ -1,7 +1,8 @@
 // The header of a GGUF file (v2 and v3): metadata and tensor infos. The reader never touches
 // tensor data, so the header of a 17 GB model reads in milliseconds. Hostile input is normal
-// input: every malformed field is an Error naming the file and the byte offset, never a crash
-// or an allocation larger than the bytes the file really holds.
+// input: every malformed field is an Error naming the file and the byte offset, never a crash,
+// an allocation larger than the bytes the file really holds, or a parsed header holding more
+// than kMaxHeaderMemory.
 #pragma once
 
 #include <array>
@@ -28,6 +29,11 @@ inline constexpr std::size_t kMaxTensorNameLength = 63;
 // Headers (everything before the data section) larger than this are refused: real models
 // need a few MiB (the tokenizer), and the cap bounds what a hostile file can make us allocate.
 inline constexpr std::uint64_t kMaxHeaderBytes = 256ull << 20;
+// The memory a parsed header may hold, by the parser's own accounting (every value's storage,
+// strings' heap buffers, the key and tensor indexes, allocator overhead), refused past this:
+// 12 bytes of file (an empty nested array) become ~100 bytes in memory, so the byte cap alone
+// does not bound it. Real headers hold a few tens of MiB (docs/gguf-reader.md).
+inline constexpr std::uint64_t kMaxHeaderMemory = 256ull << 20;
 // Arrays of arrays nested deeper than this are refused.
 inline constexpr int kMaxArrayDepth = 8;
 
@@ -63,6 +69,8 @@ class GgufFile {
   std::uint64_t data_offset() const { return m_data_offset; }
   // Size of the data section: every tensor's size padded to the alignment.
   std::uint64_t data_size() const { return m_data_size; }
+  // The memory the parser charged for this header against kMaxHeaderMemory.
+  std::uint64_t memory_bytes() const { return m_memory_bytes; }
 
   const std::vector<MetadataEntry>& metadata() const { return m_metadata; }
   const std::vector<TensorInfo>& tensors() const { return m_tensors; }
@@ -112,6 +120,7 @@ class GgufFile {
   std::uint32_t m_alignment = kDefaultAlignment;
   std::uint64_t m_data_offset = 0;
   std::uint64_t m_data_size = 0;
+  std::uint64_t m_memory_bytes = 0;
   std::vector<MetadataEntry> m_metadata;
   std::vector<TensorInfo> m_tensors;
   std::unordered_map<std::string, std::size_t> m_key_index;

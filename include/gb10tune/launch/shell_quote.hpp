@@ -1,5 +1,5 @@
-// Printing a command so that pasting it runs exactly the same argv: for bash, and for a
-// systemd unit's ExecStart=.
+// Printing a command so that pasting it runs exactly the same argv: for bash, and as a
+// systemd unit, a llama-swap entry or a router preset.
 #pragma once
 
 #include <string>
@@ -18,10 +18,6 @@ std::string shell_quote(std::string_view word);
 // The words joined with spaces, each quoted by shell_quote.
 std::string shell_join(const std::vector<std::string>& argv);
 
-// One word for systemd's ExecStart=: double-quoted when needed, with \, " and control
-// characters escaped, and $ and % doubled (systemd expands both).
-std::string systemd_quote(std::string_view word);
-
 // What a systemd unit for the server needs.
 struct SystemdUnit {
   std::vector<std::string> argv;
@@ -30,8 +26,11 @@ struct SystemdUnit {
   std::string working_directory;  // "" = none
 };
 
-// A complete user or system unit ([Unit], [Service], [Install]) running `unit.argv`.
-std::string render_systemd_unit(const SystemdUnit& unit);
+// A complete user or system unit ([Unit], [Service], [Install]) running `unit.argv`, every
+// field written by systemd's own rules (util/systemd_syntax.hpp). An Error (exit 2) naming the
+// value when a field cannot carry it: a program systemd would refuse, a variable name that is
+// not one, a working directory with a line break.
+Expected<std::string> render_systemd_unit(const SystemdUnit& unit);
 
 // What a llama-swap model entry for the server needs.
 struct LlamaSwapEntry {

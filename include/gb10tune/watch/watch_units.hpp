@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "gb10tune/util/expected.hpp"
+
 namespace gb10tune::watch {
 
 // What the units need.
@@ -25,7 +27,10 @@ struct UnitFile {
 };
 
 // gb10tune-watch.service (Restart=on-failure, exit 130 on SIGTERM counts as success),
-// gb10tune-verify.service (oneshot) and gb10tune-verify.timer (every verify_every_min).
-std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input);
+// gb10tune-verify.service (oneshot) and gb10tune-verify.timer (every verify_every_min), every
+// field written by systemd's own rules. An Error (exit 2) naming the value when a command or
+// a variable cannot be written into a unit (a gb10tune path systemd refuses, a value that is
+// not UTF-8).
+Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input);
 
 }  // namespace gb10tune::watch

@@ -1,5 +1,6 @@
 // The GGUF header parser behind read_gguf and parse_gguf. Every count and length is checked
-// against the bytes left in the file (and kMaxHeaderBytes) before anything is allocated.
+// against the bytes left in the file (and kMaxHeaderBytes) before anything is allocated, and
+// the memory every value will hold is charged against kMaxHeaderMemory before it is read.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -51,6 +52,23 @@ std::string printable_magic(const std::uint8_t* bytes, std::size_t count) {
 }
 
 constexpr std::uint64_t kNoIndex = ~std::uint64_t{0};
+
+// What one heap allocation costs beyond the bytes asked for (glibc's chunk header and
+// rounding), charged with every vector and long string.
+constexpr std::uint64_t kAllocationOverhead = 16;
+
+// Heap bytes a std::string of `length` characters holds beyond the object itself: nothing
+// while it fits the small-string buffer, else its characters, the terminator and the overhead.
+std::uint64_t string_heap_bytes(std::uint64_t length) {
+  static const std::uint64_t small = std::string().capacity();
+  return length <= small ? 0 : length + 1 + kAllocationOverhead;
+}
+
+// One entry of an unordered_map<std::string, std::size_t> index (the key's heap buffer aside):
+// its node (next pointer, the pair, the cached hash), the allocation overhead and its bucket.
+constexpr std::uint64_t kIndexEntryBytes =
+    sizeof(void*) + sizeof(std::pair<const std::string, std::size_t>) + sizeof(std::size_t) +
+    kAllocationOverhead + sizeof(void*);
 
 // Names the field being read for messages; formatted only when an error is reported, so
 // reading 150k tokenizer strings costs no formatting.
@@ -126,6 +144,21 @@ class GgufParser {
     return std::min(m_source.remaining(), kMaxHeaderBytes - std::min(at, kMaxHeaderBytes));
   }
 
+  // Charges `bytes` of memory that the parsed header will hold for `what` (read at `at`)
+  // against kMaxHeaderMemory; an Error naming the field and the limit once it would pass.
+  Status charge(std::uint64_t bytes, const Field& what, std::uint64_t at) {
+    if (bytes > kMaxHeaderMemory - m_file.m_memory_bytes) {
+      return fail(
+          at, fmt::format("{} would take the parsed header past {} MiB of memory ({} MiB "
+                          "held before it); real models need a few tens of MiB even "
+                          "with a 262k-token vocabulary and its merges, so the file is "
+                          "corrupt or hostile",
+                          what.describe(), kMaxHeaderMemory >> 20, m_file.m_memory_bytes >> 20));
+    }
+    m_file.m_memory_bytes += bytes;
+    return {};
+  }
+
   Status read_bytes(void* out, std::size_t count, const Field& what) {
     if (Status s = need(count, what); !s) {
       return s;
@@ -163,6 +196,9 @@ class GgufParser {
                                   kTruncatedFix));
     }
     if (Status s = need(*length, what); !s) {
+      return s.error();
+    }
+    if (Status s = charge(string_heap_bytes(*length), what, at); !s) {
       return s.error();
     }
     std::string text(static_cast<std::size_t>(*length), '\0');
@@ -244,8 +280,23 @@ class GgufParser {
                                         "header past {} MiB; the file is corrupt",
                                         *tensors, *entries, kMaxHeaderBytes >> 20));
     }
+    if (Status s = charge(*entries * (sizeof(MetadataEntry) + kIndexEntryBytes),
+                          {"the metadata entries"}, count_at + 8);
+        !s) {
+      return s;
+    }
+    if (Status s = charge(*tensors * (sizeof(TensorInfo) + kIndexEntryBytes), {"the tensor infos"},
+                          count_at);
+        !s) {
+      return s;
+    }
     m_tensor_count = *tensors;
     m_entry_count = *entries;
+    // Exactly the announced sizes: no growth slack, and the memory is already charged.
+    m_file.m_metadata.reserve(static_cast<std::size_t>(*entries));
+    m_file.m_key_index.reserve(static_cast<std::size_t>(*entries));
+    m_file.m_tensors.reserve(static_cast<std::size_t>(*tensors));
+    m_file.m_tensor_index.reserve(static_cast<std::size_t>(*tensors));
     return {};
   }
 
@@ -295,11 +346,20 @@ class GgufParser {
                               key, *count, value_type_name(*type), kMaxHeaderBytes >> 20));
     }
     const std::uint64_t n = *count;
-    // Reserve little up front: the vectors grow only as elements are really read.
-    const auto initial = static_cast<std::size_t>(std::min<std::uint64_t>(n, 4096));
+    // The elements' own storage is charged before anything is read (an element's heap
+    // buffers and nested arrays as they come): a hostile count is refused at once, and the
+    // vectors are reserved exactly, with no growth slack.
+    const std::uint64_t element_bytes = *type == ValueType::string  ? sizeof(std::string)
+                                        : *type == ValueType::array ? sizeof(Array)
+                                                                    : min_bytes;
+    if (Status s = charge(n * element_bytes + (n == 0 ? 0 : kAllocationOverhead),
+                          {"the elements of", key}, count_at);
+        !s) {
+      return s.error();
+    }
     if (*type == ValueType::string) {
       std::vector<std::string> strings;
-      strings.reserve(initial);
+      strings.reserve(static_cast<std::size_t>(n));
       for (std::uint64_t i = 0; i < n; ++i) {
         auto text = read_string({"element", key, i});
         if (!text) {
@@ -311,7 +371,7 @@ class GgufParser {
     }
     if (*type == ValueType::array) {
       std::vector<Array> arrays;
-      arrays.reserve(initial);
+      arrays.reserve(static_cast<std::size_t>(n));
       for (std::uint64_t i = 0; i < n; ++i) {
         auto inner = read_array(key, depth + 1);
         if (!inner) {
@@ -420,6 +480,9 @@ class GgufParser {
       auto value = read_value(*type, *key);
       if (!value) {
         return value.error();
+      }
+      if (Status s = charge(string_heap_bytes(key->size()), {"metadata key", *key}, at); !s) {
+        return s.error();  // the index holds a copy of the key
       }
       m_file.m_key_index.emplace(*key, m_file.m_metadata.size());
       m_file.m_metadata.push_back(MetadataEntry{std::move(*key), std::move(*value), at});
@@ -537,6 +600,11 @@ class GgufParser {
         return offset.error();
       }
       info.offset = *offset;
+      if (Status s = charge(string_heap_bytes(info.name.size()), {"the name of", info.name},
+                            info.info_offset);
+          !s) {
+        return s.error();  // the index holds a copy of the name
+      }
       m_file.m_tensor_index.emplace(info.name, m_file.m_tensors.size());
       m_file.m_tensors.push_back(std::move(info));
     }

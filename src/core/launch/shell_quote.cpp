@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "gb10tune/util/systemd_syntax.hpp"
+
 namespace gb10tune::launch {
 
 namespace {
@@ -40,50 +42,10 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::string systemd_quote(std::string_view word) {
-  std::string body;
-  bool needs_quotes = word.empty();
-  for (const char c : word) {
-    switch (c) {
-      case '\\':
-        body += "\\\\";
-        needs_quotes = true;
-        break;
-      case '"':
-        body += "\\\"";
-        needs_quotes = true;
-        break;
-      case '$':
-        body += "$$";
-        break;
-      case '%':
-        body += "%%";
-        break;
-      case '\n':
-        body += "\\n";
-        needs_quotes = true;
-        break;
-      case '\t':
-        body += "\\t";
-        needs_quotes = true;
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          body += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-          needs_quotes = true;
-        } else {
-          needs_quotes = needs_quotes || c == ' ' || c == '\'' || c == ';';
-          body += c;
-        }
-    }
-  }
-  return needs_quotes ? "\"" + body + "\"" : body;
-}
-
-std::string render_systemd_unit(const SystemdUnit& unit) {
-  std::string exec;
-  for (const auto& word : unit.argv) {
-    exec += (exec.empty() ? "" : " ") + systemd_quote(word);
+Expected<std::string> render_systemd_unit(const SystemdUnit& unit) {
+  const auto exec = systemd::exec_line(unit.argv);
+  if (!exec) {
+    return exec.error();
   }
   std::string out = fmt::format(
       "# Written by gb10tune launch --print systemd. Install as a user unit:\n"
@@ -97,12 +59,20 @@ std::string render_systemd_unit(const SystemdUnit& unit) {
       "[Service]\n"
       "Type=exec\n"
       "ExecStart={}\n",
-      unit.description, exec);
+      systemd::description(unit.description), *exec);
   for (const auto& name : unit.unset_env) {
-    out += fmt::format("UnsetEnvironment={}\n", name);
+    const auto word = systemd::variable_name(name);
+    if (!word) {
+      return word.error();
+    }
+    out += fmt::format("UnsetEnvironment={}\n", *word);
   }
   if (!unit.working_directory.empty()) {
-    out += fmt::format("WorkingDirectory={}\n", systemd_quote(unit.working_directory));
+    const auto directory = systemd::directory_path(unit.working_directory);
+    if (!directory) {
+      return directory.error();
+    }
+    out += fmt::format("WorkingDirectory={}\n", *directory);
   }
   out +=
       "Restart=on-failure\n"

@@ -2,31 +2,40 @@
 
 #include <fmt/format.h>
 
-#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/util/systemd_syntax.hpp"
 
 namespace gb10tune::watch {
 
 namespace {
 
-std::string units_exec_line(const std::vector<std::string>& argv) {
-  std::string exec;
-  for (const auto& word : argv) {
-    exec += (exec.empty() ? "" : " ") + launch::systemd_quote(word);
-  }
-  return exec;
-}
-
-std::string units_environment(const WatchUnitsInput& input) {
+// The Environment= lines of the units: one quoted assignment per variable.
+Expected<std::string> units_environment(const WatchUnitsInput& input) {
   std::string out;
   for (const auto& [name, value] : input.environment) {
-    out += fmt::format("Environment={}\n", launch::systemd_quote(name + "=" + value));
+    const auto assignment = systemd::environment_assignment(name, value);
+    if (!assignment) {
+      return assignment.error();
+    }
+    out += fmt::format("Environment={}\n", *assignment);
   }
   return out;
 }
 
 }  // namespace
 
-std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input) {
+Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input) {
+  const auto watch_exec = systemd::exec_line(input.watch_argv);
+  if (!watch_exec) {
+    return watch_exec.error();
+  }
+  const auto verify_exec = systemd::exec_line(input.verify_argv);
+  if (!verify_exec) {
+    return verify_exec.error();
+  }
+  const auto environment = units_environment(input);
+  if (!environment) {
+    return environment.error();
+  }
   std::vector<UnitFile> files;
   files.push_back(
       {"gb10tune-watch.service",
@@ -55,7 +64,7 @@ std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input) {
            "\n"
            "[Install]\n"
            "WantedBy=default.target\n",
-           units_exec_line(input.watch_argv), units_environment(input))});
+           *watch_exec, *environment)});
   files.push_back(
       {"gb10tune-verify.service",
        fmt::format(
@@ -68,7 +77,7 @@ std::vector<UnitFile> render_watch_units(const WatchUnitsInput& input) {
            "Type=oneshot\n"
            "ExecStart={}\n"
            "{}",
-           units_exec_line(input.verify_argv), units_environment(input))});
+           *verify_exec, *environment)});
   files.push_back(
       {"gb10tune-verify.timer",
        fmt::format("# Written by gb10tune watch --print systemd: gb10tune verify every {} min.\n"
