@@ -164,6 +164,46 @@ GgufWriter large_report_model() {
   return w;
 }
 
+GgufWriter quantized_llama(gguf::GgmlType type, std::uint32_t blocks, std::uint64_t kv_rows,
+                           bool tied, bool output_first) {
+  using gguf::GgmlType;
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("llama"))
+      .add("llama.block_count", gguf_uint32(blocks))
+      .add("llama.context_length", gguf_uint32(4096))
+      .add("llama.embedding_length", gguf_uint32(256))
+      .add("llama.feed_forward_length", gguf_uint32(512))
+      .add("llama.attention.head_count", gguf_uint32(4))
+      .add("llama.attention.head_count_kv", gguf_uint32(1))
+      .add("llama.attention.layer_norm_rms_epsilon", gguf_float32(1e-5f));
+  const auto output = [&] {
+    w.tensor("output_norm.weight", {256}, GgmlType::f32);
+    if (!tied) {
+      w.tensor("output.weight", {256, 1000}, GgmlType::q6_k);
+    }
+  };
+  if (output_first) {
+    output();
+  }
+  w.tensor("token_embd.weight", {256, 1000}, type);
+  for (std::uint32_t il = 0; il < blocks; ++il) {
+    const std::string blk = "blk." + std::to_string(il) + ".";
+    w.tensor(blk + "attn_norm.weight", {256}, GgmlType::f32)
+        .tensor(blk + "attn_q.weight", {256, 256}, type)
+        .tensor(blk + "attn_k.weight", {256, kv_rows}, type)
+        .tensor(blk + "attn_v.weight", {256, kv_rows}, type)
+        .tensor(blk + "attn_output.weight", {256, 256}, type)
+        .tensor(blk + "ffn_norm.weight", {256}, GgmlType::f32)
+        .tensor(blk + "ffn_gate.weight", {256, 512}, type)
+        .tensor(blk + "ffn_up.weight", {256, 512}, type)
+        .tensor(blk + "ffn_down.weight", {512, 256}, type);
+  }
+  if (!output_first) {
+    output();
+  }
+  return w;
+}
+
 std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers) {
   GgufWriter w;
   w.add("general.architecture", gguf_string("llama"))
