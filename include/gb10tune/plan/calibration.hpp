@@ -7,8 +7,9 @@
 //    resident is counted as if it were (the plan assumes the weights are read in full, and a
 //    first long prompt does read them), and the measurement says so. Likewise, when the log
 //    lists the buffers (-lv 4), anonymous buffers allocated but not yet touched (the compute
-//    buffer's pages are touched by the first full batch) are counted in full; the repacked
-//    copy of the weights (CPU_REPACK) is among the anonymous buffers.
+//    buffer's pages are touched by the first full batch) are counted in full; the model
+//    buffers other than the mapped file (the repacked copy CPU_REPACK, the weights loaded
+//    without mmap) are among the anonymous buffers.
 //  - cuda: NVML's per-process figure for the server (device buffers, the CUDA context) plus the
 //    host RSS (host copies of mapped tensors, pinned buffers, the heap). Without NVML the
 //    figure is unknown and nothing is recorded.
@@ -54,9 +55,9 @@ struct CalibrationKey {
 // The buffer sizes llama-server printed at -lv 4 (K18), in bytes; absent kinds are 0.
 struct LogBuffers {
   std::uint64_t model_bytes = 0;  // "... model buffer size = ..."
-  // "CPU_REPACK model buffer size = ...": the repacked copy of CPU weights, anonymous memory
-  // (also in model_bytes)
-  std::uint64_t repack_bytes = 0;
+  // The model buffers not backed by the file (all but "CPU_Mapped"): the repacked copy
+  // (CPU_REPACK), and the weights themselves when loaded without mmap (also in model_bytes)
+  std::uint64_t unmapped_model_bytes = 0;
   std::uint64_t kv_bytes = 0;         // "llama_kv_cache: ... KV buffer size = ..."
   std::uint64_t recurrent_bytes = 0;  // "llama_memory_recurrent: ... RS buffer size = ..."
   std::uint64_t compute_bytes = 0;    // "... compute buffer size = ..."

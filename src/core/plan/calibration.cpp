@@ -39,8 +39,8 @@ std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
     std::uint64_t* target = nullptr;
     if (ends_with_word("model")) {
       target = &buffers.model_bytes;
-      if (ends_with_word("CPU_REPACK model")) {
-        buffers.repack_bytes += line.bytes;
+      if (!ends_with_word("_Mapped model")) {
+        buffers.unmapped_model_bytes += line.bytes;
       }
     } else if (ends_with_word("KV")) {
       target = &buffers.kv_bytes;
@@ -90,7 +90,7 @@ Measurement measure(const MemoryPlan& plan, PlanBackend backend, const ProcessRe
   }
   if (reading.log) {
     const LogBuffers& log = *reading.log;
-    const std::uint64_t anonymous = log.repack_bytes + log.kv_bytes + log.recurrent_bytes +
+    const std::uint64_t anonymous = log.unmapped_model_bytes + log.kv_bytes + log.recurrent_bytes +
                                     log.compute_bytes + log.output_bytes;
     if (reading.rss_anon < anonymous) {
       m.buffers_not_touched = anonymous - reading.rss_anon;
