@@ -3,14 +3,24 @@
 // the CPU_REPACK buffer and the originals that stay resident, and how the plan shows it.
 #include "gb10tune/plan/cpu_repack.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/util/text_file.hpp"
+#include "gb10tune/verify/checks.hpp"
+#include "support/captured_header.hpp"
+#include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/units.hpp"
 
 namespace gb10tune::plan {
 namespace {
@@ -271,6 +281,82 @@ TEST(CpuRepackReport, ARowOfItsOwnInTextAndJson) {
       report::render_plan_text(model, config, *assumed, report::TextStyle::plain());
   EXPECT_NE(unknown.find("CPU repack (assumed)"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("unknown whether repacked"), std::string::npos) << unknown;
+}
+
+// Two decimals of MiB, as llama.cpp prints its buffer sizes.
+double logged_mib(std::uint64_t bytes) {
+  return std::round(static_cast<double>(bytes) / testing::kBytesPerMiB * 100.0) / 100.0;
+}
+
+// Real runs of a CPU llama-server (tests/fixtures/llama-server/memory/repack.json, written by
+// capture_repack.py beside it): for each, the plan made from the model's header, the flags and
+// the build's system_info line. Its CPU repack row is the CPU_REPACK buffer the server logged
+// (two decimals); its weights are the mapped buffer (CPU_Mapped, the range llama.cpp keeps)
+// or, without mmap, the CPU buffer, within 0.02 MiB (the padding between tensors); the plan
+// at load is within 5% of what launch measures (RSS, plus the compute buffer's pages an idle
+// server has not touched), and the process holds no more than the plan's total.
+TEST(CpuRepackCaptures, EachRealRunMatchesItsBuffersAndItsProcess) {
+  const auto text = read_text_file(testing::fixture("llama-server/memory/repack.json"));
+  ASSERT_TRUE(text) << "cannot read the repack fixture";
+  const auto doc = nlohmann::json::parse(*text);
+  std::map<std::string, model::ModelFacts> models;
+  for (const auto& [name, description] : doc.at("models").items()) {
+    const auto facts = testing::describe(testing::captured_header(description), name + ".gguf");
+    ASSERT_TRUE(facts) << name << ": " << facts.error().message;
+    models.emplace(name, *facts);
+  }
+  int repacked = 0;
+  for (const auto& run : doc.at("runs")) {
+    SCOPED_TRACE(run.at("name").get<std::string>() + ": " + run.at("args").get<std::string>());
+    const auto& log = run.at("log");
+    PlanConfig config = testing::captured_plan_config(run.at("config"));
+    config.overhead_bytes = kDefaultOverheadBytes;
+    config.repack.enabled = run.at("config").at("repack").get<bool>();
+    config.repack.mmap = run.at("config").at("mmap").get<bool>();
+    config.repack.features = repack_features_of_build(
+        verify::parse_system_info_features(log.at("system_info").get<std::string>()),
+        "the run's system_info line");
+    const model::ModelFacts& model = models.at(run.at("model").get<std::string>());
+    const auto plan = make_plan(model, config, {});
+    ASSERT_TRUE(plan) << plan.error().message;
+    const auto& buffers = log.at("model_mib");
+    EXPECT_EQ(logged_mib(plan->repack_bytes), buffers.value("CPU_REPACK", 0.0));
+    repacked += plan->repack_bytes > 0 ? 1 : 0;
+    EXPECT_NEAR(static_cast<double>(plan->weights_bytes) / testing::kBytesPerMiB,
+                buffers.value(config.repack.mmap ? "CPU_Mapped" : "CPU", 0.0), 0.02);
+
+    ProcessReading reading;
+    const auto& rss = run.at("rss_kib");
+    reading.vm_rss = rss.at("rss").get<std::uint64_t>() << 10;
+    reading.rss_anon = rss.at("anon").get<std::uint64_t>() << 10;
+    reading.rss_file = rss.at("file").get<std::uint64_t>() << 10;
+    reading.rss_shmem = rss.at("shmem").get<std::uint64_t>() << 10;
+    // The server's buffer lines again, read as launch reads them.
+    std::string lines;
+    for (const auto& [name, mib] : buffers.items()) {
+      lines +=
+          fmt::format("load_tensors: {} model buffer size = {:.2f} MiB\n", name, mib.get<double>());
+    }
+    for (const auto& mib : log.at("kv_mib")) {
+      lines += fmt::format("llama_kv_cache: CPU KV buffer size = {:.2f} MiB\n", mib.get<double>());
+    }
+    for (const auto& [name, mib] : log.at("compute_mib").items()) {
+      lines += fmt::format("sched_reserve: {} compute buffer size = {:.2f} MiB\n", name,
+                           mib.get<double>());
+    }
+    lines += fmt::format("llama_context: CPU output buffer size = {:.2f} MiB\n",
+                         log.value("output_mib", 0.0));
+    reading.log = parse_buffer_lines(lines);
+    const Measurement measured = measure(*plan, PlanBackend::cpu, reading);
+    ASSERT_TRUE(measured.measured_bytes);
+    const auto load = static_cast<double>(plan->load_bytes());
+    EXPECT_NEAR(static_cast<double>(*measured.measured_bytes), load, 0.05 * load)
+        << "plan at load " << load / testing::kBytesPerMiB << " MiB, measured "
+        << static_cast<double>(*measured.measured_bytes) / testing::kBytesPerMiB << " MiB ("
+        << measured.how << ")";
+    EXPECT_LE(reading.rss_anon + reading.rss_file, plan->total_bytes);
+  }
+  EXPECT_GE(repacked, 8);
 }
 
 }  // namespace
