@@ -44,6 +44,14 @@ std::uint64_t type_bytes(GgmlType type, std::uint64_t elements) {
   return *gguf::ggml_bytes(type, elements);
 }
 
+// -c 4096 on an AVX2 build.
+PlanConfig avx2_plan_config() {
+  PlanConfig config;
+  config.ctx_total = 4096;
+  config.repack.features = build_with({"AVX2", "REPACK"});
+  return config;
+}
+
 RepackPlan repack_all_on_cpu(const model::ModelFacts& model, const RepackSetting& setting) {
   return plan_cpu_repack(model, setting, [](std::int64_t) { return true; });
 }
@@ -218,9 +226,7 @@ TEST(CpuRepackPlan, NothingWithNoRepackOrAGpuHostBufferFirst) {
 // only the layers -ngl leaves on the CPU count, and only without the GPU's host buffer first.
 TEST(CpuRepackPlan, TheMemoryPlanCountsTheCopyOnTheCpuAndForLayersLeftOnIt) {
   const auto model = repack_llama(GgmlType::q4_0, 4);
-  PlanConfig config;
-  config.ctx_total = 4096;
-  config.repack.features = build_with({"AVX2", "REPACK"});
+  PlanConfig config = avx2_plan_config();
   const auto cpu = make_plan(model, config, {});
   ASSERT_TRUE(cpu);
   // q and output, k and v (64 rows), gate, up and down.
@@ -259,9 +265,7 @@ TEST(CpuRepackPlan, TheMemoryPlanCountsTheCopyOnTheCpuAndForLayersLeftOnIt) {
 
 TEST(CpuRepackReport, ARowOfItsOwnInTextAndJson) {
   const auto model = repack_llama(GgmlType::q4_0, 2);
-  PlanConfig config;
-  config.ctx_total = 4096;
-  config.repack.features = build_with({"AVX2", "REPACK"});
+  PlanConfig config = avx2_plan_config();
   const auto plan = make_plan(model, config, {});
   ASSERT_TRUE(plan);
   const std::string text =
@@ -326,26 +330,27 @@ TEST(CpuRepackCaptures, EachRealRunMatchesItsBuffersAndItsProcess) {
                 buffers.value(config.repack.mmap ? "CPU_Mapped" : "CPU", 0.0), 0.02);
 
     ProcessReading reading;
-    const auto& rss = run.at("rss_kib");
-    reading.vm_rss = rss.at("rss").get<std::uint64_t>() << 10;
-    reading.rss_anon = rss.at("anon").get<std::uint64_t>() << 10;
-    reading.rss_file = rss.at("file").get<std::uint64_t>() << 10;
-    reading.rss_shmem = rss.at("shmem").get<std::uint64_t>() << 10;
+    const auto& rss = run.at("rss_kib");  // /proc/<pid>/status, kB
+    reading.vm_rss = rss.at("VmRSS").get<std::uint64_t>() << 10;
+    reading.rss_anon = rss.at("RssAnon").get<std::uint64_t>() << 10;
+    reading.rss_file = rss.at("RssFile").get<std::uint64_t>() << 10;
+    reading.rss_shmem = rss.at("RssShmem").get<std::uint64_t>() << 10;
     // The server's buffer lines again, read as launch reads them.
     std::string lines;
     for (const auto& [name, mib] : buffers.items()) {
       lines +=
           fmt::format("load_tensors: {} model buffer size = {:.2f} MiB\n", name, mib.get<double>());
     }
-    for (const auto& mib : log.at("kv_mib")) {
-      lines += fmt::format("llama_kv_cache: CPU KV buffer size = {:.2f} MiB\n", mib.get<double>());
+    for (const auto& kv : log.at("kv")) {
+      lines += fmt::format("llama_kv_cache: CPU KV buffer size = {:.2f} MiB\n",
+                           kv.at("buffer_mib").get<double>());
     }
-    for (const auto& [name, mib] : log.at("compute_mib").items()) {
-      lines += fmt::format("sched_reserve: {} compute buffer size = {:.2f} MiB\n", name,
-                           mib.get<double>());
+    for (const char* kind : {"compute", "output"}) {
+      for (const auto& [name, mib] : log.at(fmt::format("{}_mib", kind)).items()) {
+        lines += fmt::format("{}: {} {} buffer size = {:.2f} MiB\n", kind, name, kind,
+                             mib.get<double>());
+      }
     }
-    lines += fmt::format("llama_context: CPU output buffer size = {:.2f} MiB\n",
-                         log.value("output_mib", 0.0));
     reading.log = parse_buffer_lines(lines);
     const Measurement measured = measure(*plan, PlanBackend::cpu, reading);
     ASSERT_TRUE(measured.measured_bytes);
