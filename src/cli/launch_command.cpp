@@ -42,6 +42,7 @@
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/systemd_syntax.hpp"
 #include "gb10tune/util/text_file.hpp"
+#include "launch_repack.hpp"
 #include "launch_start.hpp"
 #include "size_option.hpp"
 
@@ -799,6 +800,13 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   }
   const server::CudaBuildFacts cuda_build = server::detect_cuda_build(*server_path);
   const bool machine_has_gpu = sys::nvidia_gpu_count(ctx.sysroot) > 0;
+  // CPU repacking (plan/cpu_repack.hpp): a CUDA build with a GPU in use keeps the CPU's
+  // weights in the GPU's host buffer; otherwise the build's CPU features decide.
+  const bool gpu_in_use = cuda_build.cuda && machine_has_gpu &&
+                          std::find(placement->devices.begin(), placement->devices.end(), "none") ==
+                              placement->devices.end();
+  const plan::RepackFeatures repack_features = launch_repack_features(
+      ctx, *server_path, *facts, plan::parse_repack_options(built->command.argv), gpu_in_use);
   const std::string build_identity = launch::server_build_identity(*server_path);
   plan::CalibrationKey key;
   // An architecture without layer rules: --force with an explicit --overhead plans an estimate
@@ -829,6 +837,8 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     }
     config.backend = choice.backend;
     config.backend_reason = choice.reason;
+    config.repack = plan::repack_setting(plan::parse_repack_options(cmd.argv), repack_features,
+                                         gpu_in_use, inputs.gb10);
     config.gpu_layers = cmd.gpu_layers;
     config.tensor_split = placement ? placement->tensor_split : std::vector<float>{};
     // -mmdev after --: the projector's GPU, or none (host memory, like --no-mmproj-offload).

@@ -404,6 +404,39 @@ TEST(CliLaunch, UnlimitedPromptCacheOfARecurrentModelIsRefusedOnGb10) {
       << doc["plan"]["notes"].dump();
 }
 
+// A CPU build on an AVX2 machine: the plan asks the build for its CPU features and plans the
+// repacked copy of the q4_0 matrices as a row of its own; -nr after -- turns it off; a build
+// that prints no system_info line is planned with this CPU's features, said to be assumed.
+TEST(CliLaunch, DryRunPlansTheCpuRepackOfQuantizedWeights) {
+  testing::TempDir dir;
+  const auto model = dir.path() / "q4.gguf";
+  testing::quantized_llama(gguf::GgmlType::q4_0, 2).write(model);
+  const std::vector<std::string> args = {
+      "launch",  "--dry-run", "--model",        model.string(), "--reserve",   "0",
+      "--slots", "1",         "--ctx-per-slot", "4096",         "--cache-ram", "0"};
+  {
+    testing::ScopedEnv line(
+        "STANDIN_SYSTEM_INFO",
+        "system_info: n_threads = 2 | CPU : SSE3 = 1 | AVX2 = 1 | REPACK = 1 |");
+    const auto result = run_with_stand_in("no-gpu", args, {});
+    ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+    EXPECT_NE(result.out.find("CPU_REPACK: q4_0 x14"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("the build's CPU features (the build's system_info line)"),
+              std::string::npos)
+        << result.out;
+    auto without = args;
+    without.insert(without.end(), {"--", "-nr"});
+    const auto off = run_with_stand_in("no-gpu", without, {});
+    ASSERT_EQ(off.exit_code, 0) << off.err << off.out;
+    EXPECT_EQ(off.out.find("CPU repack"), std::string::npos) << off.out;
+  }
+  testing::ScopedEnv none("STANDIN_SYSTEM_INFO", "no features here");
+  const auto assumed = run_with_stand_in("no-gpu", args, {});
+  ASSERT_EQ(assumed.exit_code, 0) << assumed.err << assumed.out;
+  EXPECT_NE(assumed.out.find("CPU repack (assumed)"), std::string::npos) << assumed.out;
+  EXPECT_NE(assumed.out.find("i5-8500"), std::string::npos) << assumed.out;
+}
+
 TEST(CliLaunch, SplitModelIsPlannedWithEveryShard) {
   testing::TempDir dir;
   // Shard 1: the metadata and the token embedding; shard 2: a big main-stack tensor and the MTP
@@ -425,7 +458,12 @@ TEST(CliLaunch, SplitModelIsPlannedWithEveryShard) {
       run_with_stand_in("gb10", {"launch", "--dry-run", "--json", "--model", path, "--no-mtp"}, {});
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.err;
   const json doc = json::parse(result.out);
-  EXPECT_EQ(doc["plan"]["weights_bytes"], embedding + ffn);  // every shard, no MTP block
+  // Every shard, no MTP block. The stand-in's build (ARM, i8mm: its system_info line) repacks
+  // the q4_K matrix, whose original, alone in shard 2 once the MTP block is not loaded, is
+  // unmapped after the load, and the tied output layer's copy of the q8_0 token embedding.
+  EXPECT_EQ(doc["plan"]["weights_bytes"], embedding);
+  EXPECT_EQ(doc["plan"]["repack_bytes"], ffn + embedding);
+  EXPECT_EQ(doc["plan"]["repack"]["evidence"], "build");
 
   // The same first shard under another name: its header still says 2 shards.
   std::filesystem::rename(dir.path() / "Q-00001-of-00002.gguf", dir.path() / "Q.gguf");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,12 @@ GgufWriter captured_header(const nlohmann::json& description) {
     }
   }
   for (const auto& tensor : description.at("tensors")) {
+    std::optional<std::uint64_t> offset;
+    if (tensor.size() > 3) {
+      offset = tensor.at(3).get<std::uint64_t>();
+    }
     w.tensor(tensor.at(0).get<std::string>(), tensor.at(1).get<std::vector<std::uint64_t>>(),
-             tensor.at(2).get<std::uint32_t>());
+             tensor.at(2).get<std::uint32_t>(), offset);
   }
   return w;
 }

@@ -12,7 +12,8 @@ namespace gb10tune::testing {
 // when it cannot be read.
 nlohmann::json fixture_json(const std::string& relative);
 
-// A captured model's GGUF header (the fixtures' "metadata" and "tensors"), ready to write.
+// A captured model's GGUF header (the fixtures' "metadata" and "tensors": [name, ne, type] and,
+// where captured, the data offset as a fourth item), ready to write.
 GgufWriter captured_header(const nlohmann::json& description);
 
 // The plan settings of a captured run (the fixtures' "config": ctx, slots, kvu, fa, ubatch,

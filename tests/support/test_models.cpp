@@ -209,31 +209,80 @@ std::uint64_t write_empty_nested_arrays(const std::filesystem::path& path, const
   return size;
 }
 
+namespace {
+
+// The widths of a llama block: n_embd, the K/V projection's rows, n_ff.
+struct LlamaBlockShape {
+  std::uint64_t embd = 0;
+  std::uint64_t kv = 0;
+  std::uint64_t ff = 0;
+};
+
+// A llama header: `blocks` blocks of `shape`, `heads` query and `heads_kv` KV heads.
+void add_llama_header(GgufWriter& w, std::uint32_t blocks, std::uint32_t context,
+                      const LlamaBlockShape& shape, std::uint32_t heads, std::uint32_t heads_kv) {
+  w.add("general.architecture", gguf_string("llama"))
+      .add("llama.block_count", gguf_uint32(blocks))
+      .add("llama.context_length", gguf_uint32(context))
+      .add("llama.embedding_length", gguf_uint32(static_cast<std::uint32_t>(shape.embd)))
+      .add("llama.feed_forward_length", gguf_uint32(static_cast<std::uint32_t>(shape.ff)))
+      .add("llama.attention.head_count", gguf_uint32(heads))
+      .add("llama.attention.head_count_kv", gguf_uint32(heads_kv))
+      .add("llama.attention.layer_norm_rms_epsilon", gguf_float32(1e-5f));
+}
+
+// Block `il` of a llama: f32 norms and `type` matrices, in the converter's order.
+void add_llama_block(GgufWriter& w, std::uint32_t il, const LlamaBlockShape& shape,
+                     gguf::GgmlType type) {
+  const std::string blk = "blk." + std::to_string(il) + ".";
+  w.tensor(blk + "attn_norm.weight", {shape.embd}, gguf::GgmlType::f32)
+      .tensor(blk + "attn_q.weight", {shape.embd, shape.embd}, type)
+      .tensor(blk + "attn_k.weight", {shape.embd, shape.kv}, type)
+      .tensor(blk + "attn_v.weight", {shape.embd, shape.kv}, type)
+      .tensor(blk + "attn_output.weight", {shape.embd, shape.embd}, type)
+      .tensor(blk + "ffn_norm.weight", {shape.embd}, gguf::GgmlType::f32)
+      .tensor(blk + "ffn_gate.weight", {shape.embd, shape.ff}, type)
+      .tensor(blk + "ffn_up.weight", {shape.embd, shape.ff}, type)
+      .tensor(blk + "ffn_down.weight", {shape.ff, shape.embd}, type);
+}
+
+}  // namespace
+
+GgufWriter quantized_llama(gguf::GgmlType type, std::uint32_t blocks, std::uint64_t kv_rows,
+                           bool tied, bool output_first) {
+  using gguf::GgmlType;
+  GgufWriter w;
+  const LlamaBlockShape shape{256, kv_rows, 512};
+  add_llama_header(w, blocks, 4096, shape, 4, 1);
+  const auto output = [&] {
+    w.tensor("output_norm.weight", {256}, GgmlType::f32);
+    if (!tied) {
+      w.tensor("output.weight", {256, 1000}, GgmlType::q6_k);
+    }
+  };
+  if (output_first) {
+    output();
+  }
+  w.tensor("token_embd.weight", {256, 1000}, type);
+  for (std::uint32_t il = 0; il < blocks; ++il) {
+    add_llama_block(w, il, shape, type);
+  }
+  if (!output_first) {
+    output();
+  }
+  return w;
+}
+
 std::string write_llama_70b_shape(const TempDir& dir, std::uint32_t layers) {
   GgufWriter w;
-  w.add("general.architecture", gguf_string("llama"))
-      .add("llama.block_count", gguf_uint32(layers))
-      .add("llama.context_length", gguf_uint32(32768))
-      .add("llama.embedding_length", gguf_uint32(8192))
-      .add("llama.feed_forward_length", gguf_uint32(14336))
-      .add("llama.attention.head_count", gguf_uint32(64))
-      .add("llama.attention.head_count_kv", gguf_uint32(8))
-      .add("llama.attention.layer_norm_rms_epsilon", gguf_float32(1e-5f))
-      .add("llama.rope.dimension_count", gguf_uint32(128));
+  const LlamaBlockShape shape{8192, 1024, 14336};
+  add_llama_header(w, layers, 32768, shape, 64, 8);
+  w.add("llama.rope.dimension_count", gguf_uint32(128));
   w.tensor("token_embd.weight", {8192, 32000}, gguf::GgmlType::f16);
   w.tensor("output_norm.weight", {8192}, gguf::GgmlType::f32);
   w.tensor("output.weight", {8192, 32000}, gguf::GgmlType::f16);
   for (std::uint32_t il = 0; il < layers; ++il) {
-    const std::string blk = "blk." + std::to_string(il) + ".";
-    w.tensor(blk + "attn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "attn_q.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_k.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_v.weight", {8192, 1024}, gguf::GgmlType::f16);
-    w.tensor(blk + "attn_output.weight", {8192, 8192}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_norm.weight", {8192}, gguf::GgmlType::f32);
-    w.tensor(blk + "ffn_gate.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_up.weight", {8192, 14336}, gguf::GgmlType::f16);
-    w.tensor(blk + "ffn_down.weight", {14336, 8192}, gguf::GgmlType::f16);
+    add_llama_block(w, il, shape, gguf::GgmlType::f16);
   }
   const auto path = dir.path() / ("llama-" + std::to_string(layers) + ".gguf");
   w.write(path);

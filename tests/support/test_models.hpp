@@ -51,6 +51,14 @@ void add_large_vocabulary(GgufWriter& w, std::uint32_t tokens, std::uint32_t mer
 std::uint64_t write_empty_nested_arrays(const std::filesystem::path& path, const std::string& key,
                                         std::uint64_t count);
 
+// A small llama whose matrices have type `type`: `blocks` blocks of width 256 (attn_q and
+// attn_output 256 x 256, attn_k and attn_v 256 x `kv_rows`, ffn_gate and ffn_up 256 x 512,
+// ffn_down 512 x 256), f32 norms, a `type` token embedding of 1000 rows and, unless `tied`, a
+// q6_K output layer; in the order llama.cpp's converter writes them, or with the output layer
+// first (`output_first`, as llama-quantize orders the tensors outside the blocks).
+GgufWriter quantized_llama(gguf::GgmlType type, std::uint32_t blocks, std::uint64_t kv_rows = 64,
+                           bool tied = false, bool output_first = false);
+
 // Writes DIR/llama-LAYERS.gguf: a llama of `layers` f16 blocks shaped like a 70B (n_embd 8192,
 // 64 heads, 8 KV heads, n_ff 14336): 872 MB a block, plus 524 MB each for the token embedding
 // and the output (sparse on disk). Returns its path.

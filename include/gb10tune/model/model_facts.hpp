@@ -100,6 +100,7 @@ struct ModelFacts {
   std::uint64_t parameter_count = 0;        // elements of every tensor in this file
   std::uint64_t weight_bytes = 0;           // data bytes of every tensor (not the file size)
   std::uint64_t token_embedding_bytes = 0;  // token_embd.weight
+  gguf::GgmlType token_embedding_type = gguf::GgmlType::f32;
   // The input layer's tensors (token_embd, position_embd, token_types, per_layer_token_embd:
   // LLM_TENSOR_LAYER_INPUT): row lookups that llama.cpp keeps in host memory.
   std::uint64_t input_weight_bytes = 0;
@@ -116,6 +117,13 @@ struct ModelFacts {
   // blocks except token_embd): they go to the device of the output layer. With a tied output
   // llama.cpp loads a duplicate of token_embd there, counted here too.
   std::uint64_t output_weight_bytes = 0;
+  // How llama.cpp's graph uses a tensor (the op of its LLM_TENSOR_INFOS entry, as the loader
+  // tests it against each buffer type: llama-model-loader.cpp weight_buft_supported).
+  enum class WeightUse {
+    other,       // row lookups (token_embd), norms, biases, convolutions, other shapes
+    mul_mat,     // a 2-D weight multiplied by the activations
+    mul_mat_id,  // a 3-D stack of routed experts (*_exps), multiplied per selected expert
+  };
   // Where each tensor's data lies and which layer owns it: llama.cpp keeps the file range from
   // the first to the last tensor the CPU uses mapped, so offloaded tensors inside that range
   // stay resident in host memory too (llama_model_loader, unmap_fragment).
@@ -125,6 +133,9 @@ struct ModelFacts {
     std::uint64_t bytes = 0;
     // block index; kInputLayer; kOutputLayer (anything else); kUnloaded
     std::int64_t layer = 0;
+    gguf::GgmlType type = gguf::GgmlType::f32;
+    std::uint64_t rows = 1;  // ne[1]: what CPU repacking interleaves (plan/cpu_repack.hpp)
+    WeightUse use = WeightUse::other;
   };
   static constexpr std::int64_t kInputLayer = -1;
   static constexpr std::int64_t kOutputLayer = -2;

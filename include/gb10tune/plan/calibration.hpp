@@ -48,7 +48,10 @@ inline constexpr int kCalibrationPlanModel = 3;
 
 // The buffer sizes llama-server printed at -lv 4 (K18), in bytes; absent kinds are 0.
 struct LogBuffers {
-  std::uint64_t model_bytes = 0;      // "... model buffer size = ..."
+  std::uint64_t model_bytes = 0;  // "... model buffer size = ..."
+  // The model buffers not backed by the file (all but "CPU_Mapped"): the repacked copy
+  // (CPU_REPACK), and the weights themselves when loaded without mmap (also in model_bytes)
+  std::uint64_t unmapped_model_bytes = 0;
   std::uint64_t kv_bytes = 0;         // "llama_kv_cache: ... KV buffer size = ..."
   std::uint64_t recurrent_bytes = 0;  // "llama_memory_recurrent: ... RS buffer size = ..."
   std::uint64_t compute_bytes = 0;    // "... compute buffer size = ..."

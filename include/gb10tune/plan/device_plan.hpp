@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gb10tune/gpu/gpu_info.hpp"
+#include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
@@ -79,6 +80,16 @@ struct LayerAssignment {
   int output_device() const { return device_of.empty() ? -1 : device_of.back(); }
 };
 
+// The first of the n_layer_all + 1 layers that -ngl `gpu_layers` (nullopt: all) offloads,
+// i_gpu_start of llama_model_base::load_tensors: the layers below it stay on the CPU.
+std::uint32_t first_gpu_layer(std::uint32_t n_layer_all, std::optional<std::uint32_t> gpu_layers);
+
+// Whether the tensors of `layer` (a block index, ModelFacts::kInputLayer, kOutputLayer or
+// kUnloaded) are loaded and on the CPU when the layers from `first_gpu` on are offloaded: the
+// input layer always, MTP blocks only with `mtp`, unloaded blocks never.
+bool cpu_holds_layer(const model::ModelFacts& model, bool mtp, std::int64_t layer,
+                     std::uint32_t first_gpu);
+
 // Assigns layers as llama_model_base::load_tensors does. `gpu_layers` is -ngl (nullopt: all),
 // `tensor_split` the --tensor-split proportions (empty or all zero: by free memory, where an
 // unknown free memory counts as equal shares), `gpus` the devices in use.
@@ -111,10 +122,13 @@ struct DevicePart {
 struct HostPart {
   std::vector<std::uint32_t> layers;  // block indices left on the CPU
   bool output_layer = false;          // the output layer stayed on the CPU
-  std::uint64_t weights_bytes = 0;    // token_embd + CPU layers (+ output layer if on the CPU)
+  // token_embd + CPU layers (+ output layer if on the CPU), less the repacked originals that
+  // do not stay resident
+  std::uint64_t weights_bytes = 0;
   // Offloaded tensors inside the file range the CPU's tensors span: llama.cpp keeps that range
   // mapped (the log's CPU_Mapped buffer), and their pages, read for the upload, stay resident.
   std::uint64_t mapped_extra_bytes = 0;
+  std::uint64_t repack_bytes = 0;      // CPU_REPACK: repacked copies of the CPU's weights
   std::uint64_t cache_bytes = 0;       // KV/recurrent state of the CPU layers
   std::uint64_t buffers_bytes = 0;     // pinned host compute buffers (CUDA_Host) + output buffers
   std::uint64_t projector_bytes = 0;   // mmproj weights + compute, when kept in host memory

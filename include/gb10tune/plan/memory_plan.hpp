@@ -13,6 +13,7 @@
 //    and KV layout, and the draft cache types (-ctkd/-ctvd).
 //  - compute, output and runtime memory per context and backend: compute_buffers.hpp.
 //  - the multimodal projector's weights and compute buffer: projector_plan.hpp.
+//  - the CPU backend's repacked copy of quantized weights (CPU_REPACK): cpu_repack.hpp.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/compute_buffers.hpp"
+#include "gb10tune/plan/cpu_repack.hpp"
 #include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/plan/projector_plan.hpp"
 #include "gb10tune/util/expected.hpp"
@@ -64,6 +66,9 @@ struct PlanConfig {
   std::optional<std::uint32_t> gpu_layers;  // -ngl; nullopt: every layer (llama.cpp's -1)
   std::vector<float> tensor_split;          // --tensor-split; empty: by free memory
   std::string backend_reason;               // why (choose_backend), for the report
+  // What the CPU backend repacks and how the weights load (cpu_repack.hpp); by default the
+  // build's features are unknown and the plan counts every type some CPU repacks.
+  RepackSetting repack;
   // A correction learned from earlier runs (measured − planned at load, see calibration.hpp),
   // added to the total once bounded for this plan (bounded_correction); 0 and "" when there is
   // none. `calibration_note`: why recorded runs were not applied, for the plan's notes.
@@ -103,8 +108,12 @@ struct MemoryPlan {
   std::uint64_t swa_cells = 0;       // cells per stream of the sliding-window layers
   std::uint32_t recurrent_rows = 0;  // recurrent state rows per layer
 
-  std::uint64_t weights_bytes = 0;            // the model's tensors (MTP blocks only with MTP on)
-  std::uint64_t projector_bytes = 0;          // mmproj weights
+  // The model's tensors (MTP blocks only with MTP on), less the repacked originals that do
+  // not stay resident (RepackPlan::released_bytes).
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t repack_bytes = 0;     // the CPU_REPACK buffer: repacked copies of CPU weights
+  RepackPlan repack;                  // what is repacked and why
+  std::uint64_t projector_bytes = 0;  // mmproj weights
   std::uint64_t projector_compute_bytes = 0;  // mmproj compute buffer (clip graph)
   std::optional<ProjectorPlan> projector;     // where and how, when there is a projector
   std::uint64_t kv_full_bytes = 0;            // main context, full-attention layers
@@ -151,8 +160,8 @@ struct MemoryPlan {
   // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
   // calibration): the figure a measurement of the running process is compared with.
   std::uint64_t load_bytes() const {
-    return weights_bytes + projector_bytes + projector_compute_bytes + cache_bytes() +
-           compute_bytes + output_bytes + runtime_bytes;
+    return weights_bytes + repack_bytes + projector_bytes + projector_compute_bytes +
+           cache_bytes() + compute_bytes + output_bytes + runtime_bytes;
   }
 
   // KV + recurrent + MTP KV: everything that grows with context and slots.

@@ -1021,6 +1021,43 @@ bool is_routed_expert(std::string_view name) {
   return name.find("_exps.") != std::string_view::npos;
 }
 
+// ggml_n_dims: the dimensions up to the last one larger than 1 (at least 1).
+std::uint32_t used_dims(const gguf::TensorInfo& tensor) {
+  std::uint32_t dims = 1;
+  for (std::uint32_t i = 1; i < tensor.shape.size(); ++i) {
+    if (tensor.shape[i] > 1) {
+      dims = i + 1;
+    }
+  }
+  return dims;
+}
+
+// How the graph uses `tensor`, from its name (llama-arch.cpp LLM_TENSOR_INFOS): the input
+// layer's lookups, biases (GGML_OP_ADD) and the few repeating tensors with another op (row
+// lookups such as nextn.embed_tokens, compressor position embeddings, relative-position
+// biases, expert-id tables; convolutions; the eagle3/dspark lookup tables) are not matrix
+// products; routed experts are mul_mat_id on a 3-D stack; any other 2-D weight is mul_mat.
+// A multiplied weight of another shape (MLA's 3-D attn_k_b) counts as other: only those two
+// shapes matter to the buffer types that take matrix products (ggml-cpu repack.cpp).
+ModelFacts::WeightUse weight_use(const gguf::TensorInfo& tensor) {
+  const std::string_view name = tensor.name;
+  if (is_input_layer(name) || !name.ends_with(".weight")) {
+    return ModelFacts::WeightUse::other;
+  }
+  for (const std::string_view part :
+       {"nextn.embed_tokens", "compressor_ape", "attn_rel_b", "ffn_gate_tid2eid", "ssm_conv1d",
+        "shortconv.conv", "conv1d", "posnet.", "convnext.", "d2t", "markov_w1"}) {
+    if (name.find(part) != std::string_view::npos) {
+      return ModelFacts::WeightUse::other;
+    }
+  }
+  const std::uint32_t dims = used_dims(tensor);
+  if (is_routed_expert(name)) {
+    return dims == 3 ? ModelFacts::WeightUse::mul_mat_id : ModelFacts::WeightUse::other;
+  }
+  return dims == 2 ? ModelFacts::WeightUse::mul_mat : ModelFacts::WeightUse::other;
+}
+
 }  // namespace
 
 void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFacts& facts) {
@@ -1040,6 +1077,9 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         span.file = static_cast<std::uint32_t>(file_index);
         span.offset = tensor.offset;
         span.bytes = tensor.bytes;
+        span.type = tensor.type;
+        span.rows = tensor.shape[1];
+        span.use = weight_use(tensor);
         const bool in_blocks = owner >= 0 && static_cast<std::uint64_t>(owner) < facts.block_count;
         if (is_input_layer(tensor.name)) {
           span.layer = ModelFacts::kInputLayer;
@@ -1063,6 +1103,7 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
       }
       if (tensor.name == "token_embd.weight") {
         facts.token_embedding_bytes = tensor.bytes;
+        facts.token_embedding_type = tensor.type;
         facts.vocab_size = tensor.shape[1];
       } else if (tensor.name == "output.weight") {
         has_output = true;

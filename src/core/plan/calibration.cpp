@@ -40,6 +40,9 @@ std::optional<LogBuffers> parse_buffer_lines(std::string_view log_text) {
     std::uint64_t* target = nullptr;
     if (ends_with_word("model")) {
       target = &buffers.model_bytes;
+      if (!ends_with_word("_Mapped model")) {
+        buffers.unmapped_model_bytes += line.bytes;
+      }
     } else if (ends_with_word("KV")) {
       target = &buffers.kv_bytes;
     } else if (ends_with_word("RS")) {

@@ -123,6 +123,38 @@ Expected<std::vector<GpuBudget>> gpu_budgets(const gpu::GpuReport& devices,
   return chosen;
 }
 
+std::uint32_t first_gpu_layer(std::uint32_t n_layer_all, std::optional<std::uint32_t> gpu_layers) {
+  const std::uint32_t all = n_layer_all + 1;
+  return gpu_layers && *gpu_layers < all ? all - *gpu_layers : 0;
+}
+
+namespace {
+
+bool layer_loaded(const model::ModelFacts& model, bool mtp, std::int64_t layer) {
+  if (layer == model::ModelFacts::kUnloaded) {
+    return false;
+  }
+  if (layer < 0 || static_cast<std::size_t>(layer) >= model.layers.size()) {
+    return true;
+  }
+  return !model.layers[static_cast<std::size_t>(layer)].mtp || mtp;
+}
+
+}  // namespace
+
+bool cpu_holds_layer(const model::ModelFacts& model, bool mtp, std::int64_t layer,
+                     std::uint32_t first_gpu) {
+  if (!layer_loaded(model, mtp, layer)) {
+    return false;
+  }
+  if (layer == model::ModelFacts::kInputLayer) {
+    return true;
+  }
+  const std::int64_t index =
+      layer == model::ModelFacts::kOutputLayer ? std::int64_t{model.block_count} : layer;
+  return index >= 0 && index < std::int64_t{first_gpu};
+}
+
 LayerAssignment assign_layers(std::uint32_t n_layer_all, std::optional<std::uint32_t> gpu_layers,
                               const std::vector<float>& tensor_split,
                               const std::vector<GpuBudget>& gpus) {
@@ -155,9 +187,8 @@ LayerAssignment assign_layers(std::uint32_t n_layer_all, std::optional<std::uint
     split /= sum;
   }
   const auto all = static_cast<std::int64_t>(n_layer_all) + 1;
-  const std::int64_t ngl = gpu_layers ? std::int64_t{*gpu_layers} : all;
-  const std::int64_t start = std::max<std::int64_t>(all - ngl, 0);
-  const std::int64_t active = std::min(ngl, all);
+  const std::int64_t start = first_gpu_layer(n_layer_all, gpu_layers);
+  const std::int64_t active = all - start;
   for (std::int64_t il = 0; il < all; ++il) {
     if (il < start || il - start >= active) {
       continue;
@@ -201,29 +232,20 @@ std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig
 namespace {
 
 // The bytes of loaded, offloaded tensors that lie inside the file range spanned by the tensors
-// the CPU uses (token_embd, the CPU blocks, the output layer when it stays): llama.cpp
-// unmaps only what is outside [first, last) of that range (llama_model_loader::load_all_data),
-// so those pages, read to upload them, stay in the process.
+// the CPU keeps in its mapped buffer (token_embd, the CPU blocks, the output layer when it
+// stays; not those repacked into a copy): llama.cpp unmaps only what is outside [first, last)
+// of that range (llama_model_loader::load_all_data), so those pages, read to upload them, stay
+// in the process.
 std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& config,
-                           const LayerAssignment& where) {
-  const auto loaded = [&](std::int64_t layer) {
-    if (layer == model::ModelFacts::kUnloaded) {
-      return false;
-    }
-    if (layer < 0 || static_cast<std::size_t>(layer) >= model.layers.size()) {
-      return true;
-    }
-    return !model.layers[static_cast<std::size_t>(layer)].mtp || config.mtp;
+                           std::uint32_t first_gpu, const std::vector<bool>& repacked) {
+  const auto mapped_on_cpu = [&](std::size_t i) {
+    const auto& span = model.tensor_spans[i];
+    return cpu_holds_layer(model, config.mtp, span.layer, first_gpu) &&
+           !(i < repacked.size() && repacked[i]);
   };
-  const auto on_cpu = [&](std::int64_t layer) {
-    if (layer == model::ModelFacts::kInputLayer) {
-      return true;
-    }
-    if (layer == model::ModelFacts::kOutputLayer) {
-      return where.output_device() < 0;
-    }
-    return static_cast<std::size_t>(layer) < where.device_of.size() &&
-           where.device_of[static_cast<std::size_t>(layer)] < 0;
+  const auto offloaded = [&](std::int64_t layer) {
+    return layer_loaded(model, config.mtp, layer) &&
+           !cpu_holds_layer(model, config.mtp, layer, first_gpu);
   };
   std::uint64_t extra = 0;
   std::uint32_t files = 0;
@@ -233,14 +255,15 @@ std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& con
   for (std::uint32_t file = 0; file < files; ++file) {
     std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
     std::uint64_t last = 0;
-    for (const auto& span : model.tensor_spans) {
-      if (span.file == file && loaded(span.layer) && on_cpu(span.layer)) {
+    for (std::size_t i = 0; i < model.tensor_spans.size(); ++i) {
+      const auto& span = model.tensor_spans[i];
+      if (span.file == file && mapped_on_cpu(i)) {
         first = std::min(first, span.offset);
         last = std::max(last, span.offset + span.bytes);
       }
     }
     for (const auto& span : model.tensor_spans) {
-      if (span.file != file || !loaded(span.layer) || on_cpu(span.layer) || last <= first) {
+      if (span.file != file || !offloaded(span.layer) || last <= first) {
         continue;
       }
       const std::uint64_t from = std::max(first, span.offset);
@@ -320,7 +343,6 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     }
   }
   const int output = where.output_device();
-  host.mapped_extra_bytes = mapped_extra(model, config, where);
   if (output < 0) {
     host.output_layer = true;
     host.weights_bytes += model.output_weight_bytes;
@@ -328,6 +350,15 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     out.gpus[static_cast<std::size_t>(output)].output_layer = true;
     out.gpus[static_cast<std::size_t>(output)].weights_bytes += model.output_weight_bytes;
   }
+  // The CPU's weights may be repacked into a copy (with --no-host: cpu_repack.hpp); the
+  // originals outside the mapped range leave memory.
+  const std::uint32_t first_gpu = first_gpu_layer(n_layer_all, gpu_layers);
+  const RepackPlan repack = plan_cpu_repack(model, config.repack, [&](std::int64_t layer) {
+    return cpu_holds_layer(model, config.mtp, layer, first_gpu);
+  });
+  host.repack_bytes = repack.buffer_bytes;
+  host.weights_bytes -= std::min(host.weights_bytes, repack.released_bytes);
+  host.mapped_extra_bytes = mapped_extra(model, config, first_gpu, repack.repacked);
   // Every GPU that holds a layer gets a CUDA context and a compute buffer for its part of the
   // graph (ggml_backend_sched: one buffer per backend), sized here as the whole graph's
   // device buffer; the MTP draft context's on the device of the MTP block. The projector's
@@ -380,9 +411,9 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   host.cache_ram_bytes = plan.cache_ram_bytes;
   host.overhead_bytes = plan.overhead_bytes;
   host.calibration_bytes = plan.calibration_bytes;
-  const std::uint64_t sum = host.weights_bytes + host.mapped_extra_bytes + host.cache_bytes +
-                            host.buffers_bytes + host.projector_bytes + host.runtime_bytes +
-                            host.cache_ram_bytes + host.overhead_bytes;
+  const std::uint64_t sum = host.weights_bytes + host.mapped_extra_bytes + host.repack_bytes +
+                            host.cache_bytes + host.buffers_bytes + host.projector_bytes +
+                            host.runtime_bytes + host.cache_ram_bytes + host.overhead_bytes;
   const std::uint64_t cut =
       host.calibration_bytes < 0 ? static_cast<std::uint64_t>(-host.calibration_bytes) : 0;
   host.total_bytes = host.calibration_bytes < 0

@@ -129,6 +129,16 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
 
   plan.weights_bytes =
       model.weight_bytes - model.unloaded_weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
+  // The weights the CPU computes with (all on the CPU backend; with CUDA the layers -ngl
+  // leaves) may be repacked into a copy of their own.
+  const std::uint32_t first_gpu = config.backend == PlanBackend::cuda
+                                      ? first_gpu_layer(model.block_count, config.gpu_layers)
+                                      : model.block_count + 1;
+  plan.repack = plan_cpu_repack(model, config.repack, [&](std::int64_t layer) {
+    return cpu_holds_layer(model, config.mtp, layer, first_gpu);
+  });
+  plan.weights_bytes -= plan.repack.released_bytes;
+  plan.repack_bytes = plan.repack.buffer_bytes;
   if (config.projector) {
     // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build):
     // -mmdev's device, else the first GPU.

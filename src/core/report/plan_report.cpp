@@ -46,6 +46,46 @@ std::string buffers_detail(const plan::ContextBuffers& buffers, plan::PlanBacken
   return fmt::format("CPU {:.2f} MiB, peak: {}", mib(buffers.compute_host), buffers.peak_phase);
 }
 
+std::string_view evidence_name(plan::RepackEvidence evidence) {
+  switch (evidence) {
+    case plan::RepackEvidence::build:
+      return "build";
+    case plan::RepackEvidence::cpu:
+      return "cpu";
+    case plan::RepackEvidence::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+json repack_json(const plan::RepackPlan& repack, const plan::RepackSetting& setting) {
+  json types = json::array();
+  for (const plan::RepackTypeShare& share : repack.types) {
+    types.push_back(
+        {{"type", type_name(share.type)}, {"tensors", share.tensors}, {"bytes", share.bytes}});
+  }
+  return {{"applies", repack.applies},
+          {"assumed", repack.assumed},
+          {"buffer_bytes", repack.buffer_bytes},
+          {"released_bytes", repack.released_bytes},
+          {"types", types},
+          {"evidence", evidence_name(setting.features.evidence)},
+          {"features", setting.features.names},
+          {"enabled", setting.enabled},
+          {"mmap", setting.mmap},
+          {"basis", repack.basis}};
+}
+
+// "CPU_REPACK: q4_0 x112 380.25 MiB, q4_K x1 8.00 MiB; the build's CPU features (…) repack …".
+std::string repack_detail(const plan::RepackPlan& repack) {
+  std::vector<std::string> parts;
+  for (const plan::RepackTypeShare& share : repack.types) {
+    parts.push_back(fmt::format("{} x{} {:.2f} MiB", type_name(share.type), share.tensors,
+                                static_cast<double>(share.bytes) / 1048576.0));
+  }
+  return fmt::format("CPU_REPACK: {}; {}", fmt::join(parts, ", "), repack.basis);
+}
+
 std::string where_text(const std::vector<std::uint32_t>& layers, bool output) {
   return fmt::format("layers {}{}", index_ranges(layers), output ? " + output" : "");
 }
@@ -81,6 +121,7 @@ json devices_json(const plan::DevicePlan& d) {
                 {"output_layer", h.output_layer},
                 {"weights_bytes", h.weights_bytes},
                 {"mapped_extra_bytes", h.mapped_extra_bytes},
+                {"repack_bytes", h.repack_bytes},
                 {"cache_bytes", h.cache_bytes},
                 {"buffers_bytes", h.buffers_bytes},
                 {"projector_bytes", h.projector_bytes},
@@ -146,8 +187,8 @@ std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
   const plan::HostPart& h = d.host;
   out += part_line(
       "host",
-      fmt::format("token embedding + {}: weights {:.2f}{} + KV/state {:.2f} + pinned compute and "
-                  "output {:.2f}{} + runtime {:.2f} + prompt cache {:.2f} + margin {:.2f} MiB",
+      fmt::format("token embedding + {}: weights {:.2f}{}{} + KV/state {:.2f} + pinned compute "
+                  "and output {:.2f}{} + runtime {:.2f} + prompt cache {:.2f} + margin {:.2f} MiB",
                   h.layers.empty() && !h.output_layer ? std::string("no layers")
                                                       : where_text(h.layers, h.output_layer),
                   mib(h.weights_bytes),
@@ -155,6 +196,8 @@ std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
                       ? fmt::format(" + offloaded tensors in the mapped range {:.2f}",
                                     mib(h.mapped_extra_bytes))
                       : std::string(),
+                  h.repack_bytes > 0 ? fmt::format(" + CPU repack {:.2f}", mib(h.repack_bytes))
+                                     : std::string(),
                   mib(h.cache_bytes), mib(h.buffers_bytes),
                   h.projector_bytes > 0 ? fmt::format(" + mmproj {:.2f}", mib(h.projector_bytes))
                                         : std::string(),
@@ -218,6 +261,8 @@ json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config
       {"swa_cells", plan.swa_cells},
       {"recurrent_rows", plan.recurrent_rows},
       {"weights_bytes", plan.weights_bytes},
+      {"repack_bytes", plan.repack_bytes},
+      {"repack", repack_json(plan.repack, config.repack)},
       {"projector_bytes", plan.projector_bytes},
       {"projector_compute_bytes", plan.projector_compute_bytes},
       {"kv_full_bytes", plan.kv_full_bytes},
@@ -299,6 +344,9 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
     // show the caches as unknown rather than as 0.
     out += fmt::format("{}: {}\n\n", style.bold("ESTIMATE, not a plan"), model.unsupported_reason);
     row("weights", plan.weights_bytes, "the file's tensor sizes");
+    if (plan.repack_bytes > 0) {
+      row("CPU repack", plan.repack_bytes, repack_detail(plan.repack));
+    }
     if (plan.projector_bytes > 0) {
       row("mmproj weights", plan.projector_bytes, "the projector's tensors");
     }
@@ -326,7 +374,17 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
         "{}(without the nextn block{} llama.cpp skips: {})", weights_note.empty() ? "" : " ",
         model.unloaded_block_count == 1 ? "" : "s", format_bytes(model.unloaded_weight_bytes));
   }
+  if (plan.repack.released_bytes > 0) {
+    weights_note += fmt::format(
+        "{}(without {} of repacked originals: {})", weights_note.empty() ? "" : " ",
+        format_bytes(plan.repack.released_bytes),
+        config.repack.mmap ? "outside the mapped range, unmapped" : "loaded without mmap");
+  }
   row("weights", plan.weights_bytes, weights_note);
+  if (plan.repack_bytes > 0) {
+    row(plan.repack.assumed ? "CPU repack (assumed)" : "CPU repack", plan.repack_bytes,
+        repack_detail(plan.repack));
+  }
   if (plan.projector) {
     const plan::ProjectorPlan& mm = *plan.projector;
     const std::string where = mm.device;
