@@ -205,36 +205,19 @@ TEST(CliLaunchRpc, PrintSystemdGivesTheHeadAndEachWorkerAUnit) {
       << result.out;
 }
 
-// A worker address is any text before the port: one holding a line break, '%' and '$' stays
-// inside its comment, Description= and ExecStart= word; no directive is added to any unit.
-TEST(CliLaunchRpc, PrintSystemdKeepsAnOddWorkerAddressInsideItsFields) {
+// A worker address with a line break, '%' and '$' (an attempt to add a directive to the unit)
+// is not an address rpc-server can bind: refused before any unit is written. The units' own
+// escaping of such text is checked in SystemdUnitExport.*.
+TEST(CliLaunchRpc, PrintSystemdRefusesAWorkerAddressThatIsNoAddress) {
   testing::TempDir dir;
   const std::string model = testing::write_llama_70b_shape(dir, 4);
   const std::string host = "w1\nExecStartPre=/bin/false %h $HOME";
   const auto result =
       launch_rpc("gb10", {"--model", model, "--print", "systemd", "--", "--rpc", host + ":50052"});
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  const testing::UnitReading reading = testing::read_unit(result.out);
-  std::vector<std::string> problems = reading.problems;
-  for (const testing::UnitAssignment& a : reading.assignments) {
-    EXPECT_NE(a.key, "ExecStartPre") << result.out;
-  }
-  const auto exec = reading.values("Service", "ExecStart");
-  ASSERT_EQ(exec.size(), 2u) << result.out;
-  const auto head = testing::unit_exec_argv(exec[0], problems);
-  const auto rpc = std::find(head.begin(), head.end(), "--rpc");
-  ASSERT_NE(rpc, head.end()) << result.out;
-  ASSERT_NE(rpc + 1, head.end()) << result.out;
-  EXPECT_EQ(*(rpc + 1), host + ":50052");
-  EXPECT_EQ(testing::unit_exec_argv(exec[1], problems),
-            (std::vector<std::string>{"ggml-rpc-server", "-H", host, "-p", "50052", "-c"}));
-  for (const std::string& description : reading.values("Unit", "Description")) {
-    EXPECT_NE(testing::unit_specifiers_expanded(description, problems)
-                  .find("w1 ExecStartPre=/bin/false %h $HOME"),
-              std::string::npos)
-        << description;
-  }
-  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems) << "\n" << result.out;
+  EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+  EXPECT_EQ(result.out.find("ExecStartPre"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("[Service]"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("rpc-server cannot bind"), std::string::npos) << result.err;
 }
 
 // The fixture's own build (no RPC backend) has no --rpc: refused before any worker is asked.
