@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "support/test_context.hpp"
 
@@ -72,6 +74,37 @@ plan::PlanConfig captured_plan_config(const nlohmann::json& config) {
   }
   out.mtp = config.value("mtp", false);
   out.draft_n_max = config.value("draft_n_max", out.draft_n_max);
+  for (const auto& [key, field] :
+       {std::pair{"cache_k", &out.cache_k}, std::pair{"cache_v", &out.cache_v}}) {
+    if (config.contains(key)) {
+      const gguf::GgmlTypeInfo* type = gguf::ggml_type_from_name(config.at(key).get<std::string>());
+      EXPECT_NE(type, nullptr) << key;
+      if (type != nullptr) {
+        *field = type->type;
+      }
+    }
+  }
+  return out;
+}
+
+std::map<std::string, model::ModelFacts> captured_models(const nlohmann::json& models) {
+  TempDir dir;
+  std::map<std::string, model::ModelFacts> out;
+  for (const auto& [name, description] : models.items()) {
+    GgufWriter w = captured_header(description);
+    const auto path = dir.path() / (name + ".gguf");
+    w.write(path);
+    const auto file = gguf::read_gguf(path);
+    EXPECT_TRUE(file) << name << ": " << (file ? "" : file.error().message);
+    if (!file) {
+      continue;
+    }
+    const auto facts = model::describe_model(*file);
+    EXPECT_TRUE(facts) << name << ": " << (facts ? "" : facts.error().message);
+    if (facts) {
+      out.emplace(name, *facts);
+    }
+  }
   return out;
 }
 

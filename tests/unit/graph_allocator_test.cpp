@@ -3,71 +3,74 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <stdexcept>
+#include <string_view>
 
 namespace gb10tune::plan {
 namespace {
 
+// One step of a walk over a graph: place `bytes` for `name`, or free it (kFree).
+struct Step {
+  std::string_view name;
+  std::int64_t bytes;
+};
+constexpr std::int64_t kFree = -1;
+
+// The allocator after `steps`, at `alignment`.
+GraphAllocator walk(std::uint64_t alignment, std::initializer_list<Step> steps) {
+  GraphAllocator a(alignment);
+  for (const Step& step : steps) {
+    if (step.bytes == kFree) {
+      a.free(step.name);
+    } else {
+      a.place(step.name, static_cast<std::uint64_t>(step.bytes));
+    }
+  }
+  return a;
+}
+
 TEST(GraphAllocator, SizesArePaddedToTheAlignmentAndTheEndGrows) {
-  GraphAllocator a(128);
-  a.place("x", 1);
-  a.place("y", 129);
+  const GraphAllocator a = walk(128, {{"x", 1}, {"y", 129}});
   EXPECT_EQ(a.high_water(), 128u + 256u);
   EXPECT_EQ(a.high_water_tensor(), "y");
 }
 
+// Holes of 100 (offset 0) and 40 (offset 101) below the end at 142.
 TEST(GraphAllocator, AFreedBlockIsReusedByTheBestFitNotTheFirst) {
-  GraphAllocator a(1);
-  a.place("big", 100);
-  a.place("sep1", 1);
-  a.place("small", 40);
-  a.place("sep2", 1);
-  a.free("big");
-  a.free("small");
-  // 30 bytes fit both holes: the smaller (40 at offset 101) wins, nothing grows.
-  a.place("t", 30);
+  const std::initializer_list<Step> holes = {{"big", 100}, {"sep1", 1},    {"small", 40},
+                                             {"sep2", 1},  {"big", kFree}, {"small", kFree}};
+  GraphAllocator a = walk(1, holes);
+  a.place("t", 30);  // fits both holes: the smaller wins, nothing grows
   EXPECT_EQ(a.high_water(), 142u);
-  // 90 fits only the first hole.
-  a.place("u", 90);
+  a.place("u", 90);  // fits only the first
   EXPECT_EQ(a.high_water(), 142u);
-  // 20 fits no hole left (10 and 10): it goes to the end.
-  a.place("v", 20);
+  a.place("v", 20);  // the holes left (10 and 10) are too small: the end grows
   EXPECT_EQ(a.high_water(), 162u);
   EXPECT_EQ(a.high_water_tensor(), "v");
 }
 
 TEST(GraphAllocator, NeighboursMergeSoALargerTensorFitsBelowTheEnd) {
-  GraphAllocator a(1);
-  a.place("a", 10);
-  a.place("b", 10);
-  a.place("c", 10);
-  a.place("top", 10);
-  a.free("a");
-  a.free("c");
-  a.free("b");  // merges a, b and c into one hole of 30
-  a.place("d", 30);
+  // a, c, then b freed: one hole of 30.
+  const GraphAllocator a = walk(1, {{"a", 10},
+                                    {"b", 10},
+                                    {"c", 10},
+                                    {"top", 10},
+                                    {"a", kFree},
+                                    {"c", kFree},
+                                    {"b", kFree},
+                                    {"d", 30}});
   EXPECT_EQ(a.high_water(), 40u);
 }
 
-// The MoE case the phase sums missed: the down projection does not fit the hole its gate and up
-// leave below the GLU, so it lands above the GLU.
+// The MoE case the phase sums missed: a down projection that does not fit the hole its gate and
+// up leave below the GLU lands above the GLU; one that fits goes into the hole.
 TEST(GraphAllocator, ATensorLargerThanEveryHoleLandsAtTheEnd) {
-  GraphAllocator a(1);
-  a.place("gate", 12);
-  a.place("up", 12);
-  a.place("glu", 12);
-  a.free("gate");
-  a.free("up");
-  a.place("down", 32);
-  EXPECT_EQ(a.high_water(), 68u);
-  GraphAllocator b(1);
-  b.place("gate", 12);
-  b.place("up", 12);
-  b.place("glu", 12);
-  b.free("gate");
-  b.free("up");
-  b.place("down", 16);  // fits the hole of 24
-  EXPECT_EQ(b.high_water(), 36u);
+  for (const auto& [down, end] : {std::pair{32, 68u}, std::pair{16, 36u}}) {
+    const GraphAllocator a = walk(
+        1, {{"gate", 12}, {"up", 12}, {"glu", 12}, {"gate", kFree}, {"up", kFree}, {"down", down}});
+    EXPECT_EQ(a.high_water(), end) << "down " << down;
+  }
 }
 
 TEST(GraphAllocator, InPlaceRenamingKeepsTheBlock) {

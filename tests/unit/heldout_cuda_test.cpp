@@ -4,13 +4,10 @@
 // 64/128/256, partial offload, and the process after a prompt on every slot.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <nlohmann/json.hpp>
 
-#include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
-#include "gb10tune/util/text_file.hpp"
 #include "support/captured_header.hpp"
 #include "support/test_context.hpp"
 #include "support/units.hpp"
@@ -25,9 +22,7 @@ double heldout_mib(std::uint64_t bytes) {
 }
 
 json heldout_fixture() {
-  const auto text = read_text_file(testing::fixture("llama-server/memory/heldout-cuda.json"));
-  EXPECT_TRUE(text) << "cannot read the held-out fixture";
-  return text ? json::parse(*text) : json::object();
+  return testing::fixture_json("llama-server/memory/heldout-cuda.json");
 }
 
 // One run's plan: its model, its flags, the H200's free memory as the budget.
@@ -38,28 +33,10 @@ struct HeldoutRun {
 
 std::vector<HeldoutRun> heldout_plans() {
   const json fixture = heldout_fixture();
-  testing::TempDir dir;
-  std::map<std::string, model::ModelFacts> models;
-  for (const auto& [name, description] : fixture.at("models").items()) {
-    testing::GgufWriter w = testing::captured_header(description);
-    const auto path = dir.path() / (name + ".gguf");
-    w.write(path);
-    const auto file = gguf::read_gguf(path);
-    EXPECT_TRUE(file) << name;
-    const auto facts = model::describe_model(*file);
-    EXPECT_TRUE(facts) << name;
-    models.emplace(name, *facts);
-  }
+  const auto models = testing::captured_models(fixture.at("models"));
   std::vector<HeldoutRun> out;
   for (const json& run : fixture.at("runs")) {
-    const json& c = run.at("config");
-    PlanConfig config = testing::captured_plan_config(c);
-    if (c.contains("cache_k")) {
-      config.cache_k = gguf::ggml_type_from_name(c.at("cache_k").get<std::string>())->type;
-    }
-    if (c.contains("cache_v")) {
-      config.cache_v = gguf::ggml_type_from_name(c.at("cache_v").get<std::string>())->type;
-    }
+    PlanConfig config = testing::captured_plan_config(run.at("config"));
     config.overhead_bytes = kDefaultOverheadBytes;
     PlanBudget budget;
     budget.mem_available = 120ull << 30;

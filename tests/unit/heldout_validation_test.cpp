@@ -5,10 +5,8 @@
 // head size of 80 — on the CPU build here and a CUDA build on an H200.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <nlohmann/json.hpp>
 
-#include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/plan/expected_memory.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
@@ -33,29 +31,11 @@ struct ValidationRun {
 
 std::vector<ValidationRun> validation_plans() {
   const json fixture = testing::fixture_json("llama-server/memory/validation.json");
-  testing::TempDir dir;
-  std::map<std::string, model::ModelFacts> models;
-  for (const auto& [name, description] : fixture.at("models").items()) {
-    testing::GgufWriter w = testing::captured_header(description);
-    const auto path = dir.path() / (name + ".gguf");
-    w.write(path);
-    const auto file = gguf::read_gguf(path);
-    EXPECT_TRUE(file) << name;
-    const auto facts = model::describe_model(*file);
-    EXPECT_TRUE(facts) << name;
-    models.emplace(name, *facts);
-  }
+  const auto models = testing::captured_models(fixture.at("models"));
   std::vector<ValidationRun> out;
   for (const json& run : fixture.at("runs")) {
-    const json& c = run.at("config");
-    PlanConfig config = testing::captured_plan_config(c);
+    PlanConfig config = testing::captured_plan_config(run.at("config"));
     config.overhead_bytes = kDefaultOverheadBytes;  // as launch plans: the margin is part of it
-    for (const auto& [key, field] :
-         {std::pair{"cache_k", &config.cache_k}, std::pair{"cache_v", &config.cache_v}}) {
-      if (c.contains(key)) {
-        *field = gguf::ggml_type_from_name(c.at(key).get<std::string>())->type;
-      }
-    }
     PlanBudget budget;
     budget.mem_available = 120ull << 30;
     if (config.backend == PlanBackend::cuda) {
