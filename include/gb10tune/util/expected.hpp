@@ -2,6 +2,7 @@
 // Exceptions are reserved for bugs; anything a user can cause travels as an Error.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -58,5 +59,31 @@ class [[nodiscard]] Status {
   Error m_error;
   bool m_failed = false;
 };
+
+// first_error of no results: nothing failed.
+inline std::optional<Error> first_error() {
+  return std::nullopt;
+}
+
+// The Error of the first of the results (Expected values or Statuses, left to right) that
+// failed, copied; empty when every one succeeded. It lets a run of independent reads stop at
+// the first failure with one check instead of one per read:
+//
+//   const auto width = read_width();
+//   const auto height = read_height();
+//   if (const auto failed = first_error(width, height)) {
+//     return *failed;
+//   }
+//
+// Every result is computed before the check, so use it only for reads without side effects
+// whose order does not matter; a read that needs an earlier value still checks that value
+// first with its own `if (!x) { return x.error(); }`.
+template <class Result, class... Rest>
+std::optional<Error> first_error(const Result& result, const Rest&... results) {
+  if (!result) {
+    return result.error();
+  }
+  return first_error(results...);
+}
 
 }  // namespace gb10tune

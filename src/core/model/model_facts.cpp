@@ -6,7 +6,9 @@
 #include <system_error>
 #include <utility>
 
+#include "architecture_table.hpp"
 #include "layer_rules.hpp"
+#include "weight_stats.hpp"
 
 namespace gb10tune::model {
 
