@@ -2,6 +2,7 @@
 // timer that runs `gb10tune verify` every few minutes.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,5 +33,13 @@ struct UnitFile {
 // a variable cannot be written into a unit (a gb10tune path systemd refuses, a value that is
 // not UTF-8).
 Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input);
+
+// Creates `dir` (and its parents) for unit files (`--unit-dir`). A usage Error naming it.
+Status create_unit_dir(const std::filesystem::path& dir);
+
+// Writes `file` into `dir` atomically, readable by all and writable by its owner (0644, as
+// systemd's own units), and returns its path. A usage Error naming the file.
+Expected<std::filesystem::path> write_unit_file(const std::filesystem::path& dir,
+                                                const UnitFile& file);
 
 }  // namespace gb10tune::watch

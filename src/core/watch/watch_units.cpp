@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/util/systemd_syntax.hpp"
 
 namespace gb10tune::watch {
@@ -93,6 +94,31 @@ Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input)
                    input.verify_every_min, input.verify_every_min, input.verify_every_min,
                    input.verify_every_min)});
   return files;
+}
+
+Status create_unit_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Error{fmt::format("cannot create --unit-dir {}: {}", dir.string(), ec.message()),
+                 ExitCode::usage};
+  }
+  return {};
+}
+
+Expected<std::filesystem::path> write_unit_file(const std::filesystem::path& dir,
+                                                const UnitFile& file) {
+  namespace fs = std::filesystem;
+  const fs::path path = dir / file.name;
+  if (const Status written = platform::write_file_atomic(path, file.content); !written) {
+    return Error{written.error().message, ExitCode::usage};
+  }
+  std::error_code ec;
+  fs::permissions(path,
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                      fs::perms::others_read,
+                  ec);
+  return path;
 }
 
 }  // namespace gb10tune::watch
