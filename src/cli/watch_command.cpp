@@ -1,12 +1,12 @@
 #include "watch_command.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <memory>
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
+#include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/watch/supervisor.hpp"
@@ -91,38 +91,31 @@ std::function<void(const watch::Event&)> event_printer(Context& ctx, bool json) 
   };
 }
 
-// The watch command of the units: this binary, `watch --wait`, and the options given.
-std::vector<std::string> unit_watch_argv(const std::string& self, const CLI::App& sub) {
-  std::vector<std::string> argv = {self, "watch", "--wait"};
+// The options given that the unit's watch repeats, with their values.
+std::vector<std::string> unit_watch_options(const CLI::App& sub) {
+  std::vector<std::string> args;
   for (const char* name : {"--interval", "--warn", "--floor", "--hysteresis", "--grace",
                            "--restart-delay", "--restart-max-delay", "--max-restarts"}) {
     const CLI::Option* option = sub.get_option_no_throw(name);
     if (option != nullptr && option->count() > 0) {
-      argv.push_back(name);
-      argv.push_back(option->results().back());
+      args.push_back(name);
+      args.push_back(option->results().back());
     }
   }
   for (const char* name : {"--restart", "--json"}) {
     const CLI::Option* option = sub.get_option_no_throw(name);
     if (option != nullptr && option->count() > 0) {
-      argv.push_back(name);
+      args.push_back(name);
     }
   }
-  return argv;
+  return args;
 }
 
 ExitCode print_units(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
-  const auto self = sys::read_process_exe(platform::Sysroot(), static_cast<int>(::getpid()));
-  watch::WatchUnitsInput input;
-  const std::string binary = self ? self->path : std::string("gb10tune");
-  input.watch_argv = unit_watch_argv(binary, sub);
-  input.verify_argv = {binary, "verify"};
-  input.verify_every_min = o.verify_every_min;
-  for (const char* name : {"XDG_STATE_HOME", "XDG_CONFIG_HOME"}) {
-    if (const auto value = ctx.env.get(name)) {
-      input.environment.emplace_back(name, *value);
-    }
-  }
+  const auto self = sys::read_process_exe(platform::Sysroot(), platform::current_pid());
+  const watch::WatchUnitsInput input =
+      watch::watch_units_input(self ? std::optional<std::string>(self->path) : std::nullopt,
+                               unit_watch_options(sub), o.verify_every_min, ctx.env);
   const auto rendered = watch::render_watch_units(input);
   if (!rendered) {
     *ctx.err << "gb10tune watch: " << rendered.error().message << "\n";

@@ -278,4 +278,8 @@ unsigned current_uid() {
   return ::getuid();
 }
 
+int current_pid() {
+  return static_cast<int>(::getpid());
+}
+
 }  // namespace gb10tune::platform

@@ -125,6 +125,23 @@ TEST(WatchSetup, AReplayFolderIsReadInNameOrderAndAnEmptyOneRefused) {
   }
 }
 
+TEST(WatchSetup, TheUnitsRunThisBinaryWithTheOptionsGivenAndTheStateVariables) {
+  platform::Environment env;
+  env.set("XDG_STATE_HOME", "/srv/state");
+  env.set("HOME", "/home/me");
+  const WatchUnitsInput input =
+      watch_units_input(std::string("/opt/gb10tune"), {"--floor", "8G", "--restart"}, 20, env);
+  EXPECT_EQ(input.watch_argv, (std::vector<std::string>{"/opt/gb10tune", "watch", "--wait",
+                                                        "--floor", "8G", "--restart"}));
+  EXPECT_EQ(input.verify_argv, (std::vector<std::string>{"/opt/gb10tune", "verify"}));
+  EXPECT_EQ(input.verify_every_min, 20);
+  EXPECT_EQ(input.environment,
+            (std::vector<std::pair<std::string, std::string>>{{"XDG_STATE_HOME", "/srv/state"}}));
+  const WatchUnitsInput unknown = watch_units_input(std::nullopt, {}, 15, platform::Environment());
+  EXPECT_EQ(unknown.watch_argv, (std::vector<std::string>{"gb10tune", "watch", "--wait"}));
+  EXPECT_TRUE(unknown.environment.empty());
+}
+
 TEST(WatchSetup, UnitFilesAreWrittenReadableByAllIntoTheirFolder) {
   TempDir dir;
   const auto units = dir.path() / "a" / "units";

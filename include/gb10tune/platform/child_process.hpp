@@ -100,4 +100,7 @@ Expected<int> open_log_for_append(const std::filesystem::path& path);
 // The real user id of this process.
 unsigned current_uid();
 
+// The process id of this process.
+int current_pid();
+
 }  // namespace gb10tune::platform

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gb10tune/platform/environment.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::watch {
@@ -20,6 +22,13 @@ struct WatchUnitsInput {
   // they find the launch record.
   std::vector<std::pair<std::string, std::string>> environment;
 };
+
+// The units of `self` (this gb10tune's path; "gb10tune" when unknown): `self watch --wait`
+// with `watch_options` (those given, repeated in the unit), `self verify` every
+// `verify_every_min` minutes, and XDG_STATE_HOME and XDG_CONFIG_HOME as `env` has them.
+WatchUnitsInput watch_units_input(const std::optional<std::string>& self,
+                                  const std::vector<std::string>& watch_options,
+                                  int verify_every_min, const platform::Environment& env);
 
 // One file to install under ~/.config/systemd/user/.
 struct UnitFile {

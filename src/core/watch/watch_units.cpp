@@ -24,6 +24,23 @@ Expected<std::string> units_environment(const WatchUnitsInput& input) {
 
 }  // namespace
 
+WatchUnitsInput watch_units_input(const std::optional<std::string>& self,
+                                  const std::vector<std::string>& watch_options,
+                                  int verify_every_min, const platform::Environment& env) {
+  WatchUnitsInput input;
+  const std::string binary = self.value_or("gb10tune");
+  input.watch_argv = {binary, "watch", "--wait"};
+  input.watch_argv.insert(input.watch_argv.end(), watch_options.begin(), watch_options.end());
+  input.verify_argv = {binary, "verify"};
+  input.verify_every_min = verify_every_min;
+  for (const char* name : {"XDG_STATE_HOME", "XDG_CONFIG_HOME"}) {
+    if (const auto value = env.get(name)) {
+      input.environment.emplace_back(name, *value);
+    }
+  }
+  return input;
+}
+
 Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input) {
   const auto watch_exec = systemd::exec_line(input.watch_argv);
   if (!watch_exec) {
