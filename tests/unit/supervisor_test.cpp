@@ -91,6 +91,16 @@ struct SupervisorRig {
     return supervisor.run(std::move(first));
   }
 
+  // run(), for a watch that must end with an exit code: an Error fails the test.
+  ExitCode watch(std::optional<launch::RunningServer> first) {
+    const auto end = run(std::move(first));
+    if (!end) {
+      ADD_FAILURE() << end.error().message;
+      return ExitCode::failed;
+    }
+    return *end;
+  }
+
   std::vector<std::string> kinds() const {
     std::vector<std::string> out;
     for (const Event& event : events) {
@@ -124,9 +134,7 @@ TEST(Supervisor, BelowTheFloorTheServerIsStoppedAndItsLogSaysWhy) {
   rig.root.write("proc/meminfo",
                  "MemTotal: 100000000 kB\nMemFree: 1 kB\nMemAvailable: 31457280 kB\n");
   rig.available_gib = {20, 11.5, 5.5};
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end) << end.error().message;
-  EXPECT_EQ(*end, ExitCode::failed);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::failed);
   EXPECT_EQ(rig.kinds(),
             (std::vector<std::string>{"watching", "low", "floor", "stopped", "ended"}));
   const Event watching = rig.events.front();
@@ -154,7 +162,7 @@ TEST(Supervisor, AServerWithoutALogPathInItsRecordGetsTheNoteInTheStateLog) {
   rig.available_gib = {5};
   auto server = rig.server(4242);
   server.record.log_path.clear();
-  ASSERT_TRUE(rig.run(server));
+  rig.watch(server);
   ASSERT_EQ(rig.control.log_notes.size(), 1u);
   EXPECT_EQ(rig.control.log_notes[0].first, rig.paths.log);
 }
@@ -164,9 +172,7 @@ TEST(Supervisor, AFailedStopIsReportedAndTheFloorFiresAgain) {
   rig.available_gib = {5};
   rig.options.max_samples = 2;
   rig.control.stop_answer = Error{"kill: operation not permitted"};
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok) << "the server still runs";
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok) << "the server still runs";
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor", "stop_failed",
                                                    "floor", "stop_failed"}));
   EXPECT_EQ(rig.first(EventKind::stop_failed).message,
@@ -181,9 +187,7 @@ TEST(Supervisor, ACrashIsToldApartFromAStopAfterThePidFileHadTimeToGo) {
       rig.control.status = stale_status(4242);
     }
   };
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::failed);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::failed);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "exited"}));
   EXPECT_EQ(rig.first(EventKind::exited).pid, 4242);
   EXPECT_EQ(rig.first(EventKind::exited).message,
@@ -199,9 +203,7 @@ TEST(Supervisor, AStopOutsideTheWatchEndsItWithoutAFailure) {
       rig.control.status = launch::PidFileStatus{};
     }
   };
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "ended"}));
   EXPECT_EQ(rig.events.back().message,
             "llama-server pid 4242 was stopped outside the watch (its pid file is gone, as "
@@ -221,9 +223,7 @@ TEST(Supervisor, WithWaitAStoppedServerIsFollowedByTheNextLaunch) {
       rig.control.status = testing::running_status(5000, rig.server(5000).record);
     }
   };
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "watching", "watching"}));
   EXPECT_NE(rig.events[1].message.find("waiting for the next `gb10tune launch`"),
             std::string::npos);
@@ -240,9 +240,7 @@ TEST(Supervisor, ANewLaunchReplacesTheWatchedServer) {
       rig.control.status = testing::running_status(5000, rig.server(5000).record);
     }
   };
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "watching", "low"}));
   EXPECT_EQ(rig.events[1].message,
             "pid 4242 was replaced by a new launch: llama-server pid 5000 at "
@@ -258,9 +256,7 @@ TEST(Supervisor, WaitingWithoutAServerWatchesTheFirstLaunch) {
       rig.control.status = testing::running_status(5000, rig.server(5000).record);
     }
   };
-  const auto end = rig.run(std::nullopt);
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(std::nullopt), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "watching"}));
   EXPECT_EQ(rig.events[0].message,
             "no llama-server runs; waiting for `gb10tune launch`: warn below 12.0 GiB, stop "
@@ -284,9 +280,7 @@ TEST(Supervisor, RestartRunsTheRecordAgainWithTheEnvironmentCleaned) {
   const auto first = rig.server(4242, {{"GGML_CUDA_ENABLE_UNIFIED_MEMORY", "0"},
                                        {"LLAMA_ARG_N_GPU_LAYERS", "10"},
                                        {"PATH", "/opt/bin"}});
-  const auto end = rig.run(first);
-  ASSERT_TRUE(end) << end.error().message;
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(first), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor", "stopped",
                                                    "recovered", "restart", "restarted"}));
   EXPECT_EQ(rig.first(EventKind::restarted).message,
@@ -309,7 +303,7 @@ TEST(Supervisor, AServerWhoseEnvironmentCannotBeReadRestartsWithTheCallersCleane
   SupervisorRig rig;
   rig.options.restart = restart_policy(true, 1, 8, 1);
   rig.available_gib = {5, 20};
-  ASSERT_TRUE(rig.run(rig.server(4242)));  // no /proc/4242/environ
+  rig.watch(rig.server(4242));  // no /proc/4242/environ
   ASSERT_EQ(rig.control.start_requests.size(), 1u);
   const platform::Environment& env = rig.control.start_requests[0].env;
   EXPECT_EQ(env.get("PATH"), "/usr/bin");
@@ -336,7 +330,7 @@ TEST(Supervisor, AServerItRestartedIsReapedAndItsExitSaid) {
     }
   };
   rig.options.max_samples = 6;
-  ASSERT_TRUE(rig.run(rig.server(4242)));
+  rig.watch(rig.server(4242));
   const Event exited = rig.first(EventKind::exited);
   EXPECT_EQ(exited.pid, 5001);
   EXPECT_EQ(exited.message, "killed by signal 9 (the kernel's OOM killer sends SIGKILL)");
@@ -349,9 +343,7 @@ TEST(Supervisor, FailedRestartsAreGivenUpWithTheServerFailedCode) {
   rig.available_gib = {5, 20};
   rig.control.starts = {
       testing::FakeStartScript{Error{"llama-server exited during load\nthe log's last lines"}, 0}};
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::server_failed);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::server_failed);
   EXPECT_EQ(rig.kinds(),
             (std::vector<std::string>{"watching", "low", "floor", "stopped", "recovered", "restart",
                                       "restart_failed", "gave_up"}));
@@ -365,7 +357,7 @@ TEST(Supervisor, TheFloorDuringARestartAbortsIt) {
   rig.available_gib = {5, 20, 5, 20};
   rig.options.max_samples = 4;
   rig.control.starts = {testing::FakeStartScript{launch::StartResult{}, -1}};
-  ASSERT_TRUE(rig.run(rig.server(4242)));
+  rig.watch(rig.server(4242));
   EXPECT_EQ(rig.control.aborted_starts, 1);
   // The second floor comes while the start is under way: it is aborted, not stopped, and its
   // failure is collected on the next sample.
@@ -390,9 +382,7 @@ TEST(Supervisor, ALaunchHoldingTheLockFailsTheRestart) {
   rig.options.restart = restart_policy(true, 1, 8, 1);
   rig.available_gib = {5, 20};
   rig.control.lock_error = Error{"another gb10tune launch (pid 77) is starting a server"};
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::server_failed);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::server_failed);
   EXPECT_EQ(rig.first(EventKind::restart_failed).message,
             "another gb10tune launch (pid 77) is starting a server");
   EXPECT_TRUE(rig.control.start_requests.empty());
@@ -410,9 +400,7 @@ TEST(Supervisor, ANewLaunchTakesTheRestartsPlace) {
       rig.control.status = launched;
     }
   };
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::ok);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor", "stopped",
                                                    "recovered", "restart", "watching"}));
   EXPECT_EQ(rig.events.back().message,
@@ -431,7 +419,7 @@ TEST(Supervisor, AStalePidFileIsClearedBeforeTheRestart) {
       rig.control.status = stale_status(4242);  // the stop left it (say, a write that failed)
     }
   };
-  ASSERT_TRUE(rig.run(rig.server(4242)));
+  rig.watch(rig.server(4242));
   EXPECT_EQ(rig.control.stale_cleared, 1);
   EXPECT_EQ(rig.control.start_requests.size(), 1u);
 }
@@ -439,9 +427,7 @@ TEST(Supervisor, AStalePidFileIsClearedBeforeTheRestart) {
 TEST(Supervisor, AnInterruptEndsTheWatchAndTheServerRunsOn) {
   SupervisorRig rig;
   rig.clock.interrupt_at = 2;
-  const auto end = rig.run(rig.server(4242));
-  ASSERT_TRUE(end);
-  EXPECT_EQ(*end, ExitCode::interrupted);
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::interrupted);
   EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "ended"}));
   EXPECT_EQ(rig.events.back().message, "interrupted (SIGINT or SIGTERM); the server runs on");
   EXPECT_TRUE(rig.control.stops.empty());
