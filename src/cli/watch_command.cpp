@@ -69,6 +69,7 @@ Expected<watch::ThresholdChoice> threshold_choice(const WatchOptions& o) {
   return watch::ThresholdChoice{*warn, *floor, *hysteresis};
 }
 
+// How the supervisor runs, from the options.
 watch::SupervisorOptions supervisor_options(const WatchOptions& o, watch::Thresholds thresholds) {
   watch::SupervisorOptions options;
   options.thresholds = thresholds;

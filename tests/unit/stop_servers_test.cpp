@@ -17,7 +17,7 @@ using testing::FakeProcess;
 using testing::TempDir;
 using namespace std::chrono_literals;
 
-constexpr unsigned kMe = 1000;
+constexpr unsigned kStopCaller = 1000;
 
 // A captured machine: llama-servers of the caller (100, 150), of another user (200), a zombie
 // (300), a script named llama-server (400) and an editor (500); a state directory beside it.
@@ -27,19 +27,19 @@ struct StopRig {
   StatePaths paths = StatePaths::under(state.path() / "gb10tune");
 
   StopRig() {
-    write_process(100, kMe, "/opt/llama/llama-server");
-    write_process(150, kMe, "/opt/other/llama-server");
+    write_process(100, kStopCaller, "/opt/llama/llama-server");
+    write_process(150, kStopCaller, "/opt/other/llama-server");
     write_process(200, 2000, "/opt/llama/llama-server");
     FakeProcess zombie;
     zombie.pid = 300;
     zombie.state = 'Z';
-    zombie.uid = kMe;
+    zombie.uid = kStopCaller;
     testing::write_proc_process(root, zombie);
-    write_process(400, kMe, "/usr/bin/bash");
+    write_process(400, kStopCaller, "/usr/bin/bash");
     FakeProcess editor;
     editor.pid = 500;
     editor.comm = "vim";
-    editor.uid = kMe;
+    editor.uid = kStopCaller;
     editor.exe = "/usr/bin/vim";
     testing::write_proc_process(root, editor);
     std::filesystem::create_directories(paths.pid_file.parent_path());
@@ -69,7 +69,7 @@ struct StopRig {
   StopRequest request(bool all) const {
     StopRequest request;
     request.all = all;
-    request.uid = kMe;
+    request.uid = kStopCaller;
     return request;
   }
 };

@@ -18,7 +18,7 @@ using testing::FakeProcess;
 using testing::TempDir;
 using namespace std::chrono_literals;
 
-constexpr std::uint64_t kGiB = 1ull << 30;
+constexpr std::uint64_t kSupervisorGiB = 1ull << 30;
 
 // A supervisor over a temporary /proc and state directory, with MemAvailable scripted per
 // sample (the last figure repeats).
@@ -38,7 +38,7 @@ struct SupervisorRig {
   SupervisorRig() {
     caller_env.set("PATH", "/usr/bin");
     caller_env.set("GGML_CUDA_ENABLE_UNIFIED_MEMORY", "1");
-    options.thresholds = Thresholds{12 * kGiB, 6 * kGiB, kGiB};
+    options.thresholds = Thresholds{12 * kSupervisorGiB, 6 * kSupervisorGiB, kSupervisorGiB};
     options.max_samples = 8;
   }
 
@@ -52,7 +52,7 @@ struct SupervisorRig {
     record.env_removed = {"LLAMA_ARG_N_GPU_LAYERS"};
     record.url = "http://127.0.0.1:8080";
     record.log_path = (state.path() / "server.log").string();
-    record.expected_load_bytes = 2 * kGiB;
+    record.expected_load_bytes = 2 * kSupervisorGiB;
     return record;
   }
 
@@ -76,7 +76,7 @@ struct SupervisorRig {
       }
       sys::MemInfo info;
       const double gib = available_gib[std::min(meminfo_reads++, available_gib.size() - 1)];
-      info.available_bytes = static_cast<std::uint64_t>(gib * static_cast<double>(kGiB));
+      info.available_bytes = static_cast<std::uint64_t>(gib * static_cast<double>(kSupervisorGiB));
       return info;
     };
     SupervisorWorld world{platform::Sysroot(root.path()),
