@@ -17,6 +17,7 @@ namespace {
 // crash: `gb10tune stop` removes it right after the process ends.
 constexpr double kStopSettleS = 0.3;
 
+// An event that only the supervisor knows of (no sample behind it).
 Event supervisor_note(EventKind kind, double t_s, std::string message) {
   Event event;
   event.kind = kind;
@@ -26,7 +27,7 @@ Event supervisor_note(EventKind kind, double t_s, std::string message) {
 }
 
 // How a server this watch started ended, in words.
-std::string describe_exit(const platform::ChildExit& exit) {
+std::string exit_in_words(const platform::ChildExit& exit) {
   if (exit.signal != 0) {
     return fmt::format("killed by signal {}{}", exit.signal,
                        exit.signal == SIGKILL ? " (the kernel's OOM killer sends SIGKILL)" : "");
@@ -97,7 +98,7 @@ std::string Supervisor::reap(int pid) {
     return "";
   }
   m_children.erase(pid);
-  return describe_exit(*exit);
+  return exit_in_words(*exit);
 }
 
 void Supervisor::finish_restart(bool abort) {
