@@ -52,6 +52,16 @@ int pidfd_send_signal_raw(int fd, int signal) {
 #endif
 }
 
+// waitpid(pid, WNOHANG), retried when a signal interrupts it: pid once reaped (its `status`
+// set), 0 while it runs, -1 when it is no child of ours.
+pid_t wait_no_hang(int pid, int& status) {
+  pid_t done = -1;
+  do {
+    done = ::waitpid(pid, &status, WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  return done;
+}
+
 }  // namespace
 
 Expected<Child> Child::spawn(const std::vector<std::string>& argv,
@@ -124,10 +134,7 @@ std::optional<ChildExit> Child::poll() {
     return m_exit;
   }
   int status = 0;
-  pid_t done = -1;
-  do {
-    done = ::waitpid(m_pid, &status, WNOHANG);
-  } while (done < 0 && errno == EINTR);
+  const pid_t done = wait_no_hang(m_pid, status);
   if (done == m_pid) {
     m_exit = decode(status);
   } else if (done < 0) {
@@ -248,6 +255,14 @@ bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
   }
 }
 
+std::optional<ChildExit> reap_exited_child(int pid) {
+  int status = 0;
+  if (pid <= 0 || wait_no_hang(pid, status) != pid) {
+    return std::nullopt;
+  }
+  return decode(status);
+}
+
 Expected<int> open_log_for_append(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -261,6 +276,10 @@ Expected<int> open_log_for_append(const std::filesystem::path& path) {
 
 unsigned current_uid() {
   return ::getuid();
+}
+
+int current_pid() {
+  return static_cast<int>(::getpid());
 }
 
 }  // namespace gb10tune::platform

@@ -87,11 +87,20 @@ class ProcessHandle {
   int m_fd = -1;  // -1: no pidfd support, plain kill() and /proc polling
 };
 
+// Reaps `pid`, a child of this process that no Child holds any more (a server that
+// launch::start_server spawned and left running), without blocking: its exit once it has ended,
+// nullopt while it runs or when it is no child of this process (never started here, or reaped
+// already).
+std::optional<ChildExit> reap_exited_child(int pid);
+
 // Opens `path` for appending server output: O_APPEND, created 0600, never through a symlink,
 // close-on-exec (the child gets its own copy through Child::spawn). An Error naming the path.
 Expected<int> open_log_for_append(const std::filesystem::path& path);
 
 // The real user id of this process.
 unsigned current_uid();
+
+// The process id of this process.
+int current_pid();
 
 }  // namespace gb10tune::platform
