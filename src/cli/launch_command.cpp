@@ -21,7 +21,7 @@
 #include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/launch/server_process.hpp"
-#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/launch/server_exports.hpp"
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/backend_choice.hpp"
 #include "gb10tune/plan/calibration.hpp"

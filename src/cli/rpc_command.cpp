@@ -9,7 +9,7 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
-#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/document.hpp"
@@ -169,7 +169,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
         "RPC worker ready at {} (pid {}, after {:.1f} s)\n{}  command: {}\n  log:     {}\n"
         "  head:    llama-server --rpc {} …\n  stop:    gb10tune rpc stop --port {}\n",
         bind.to_string(), started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
-        worker_text(*info), launch::shell_join(*argv), paths->log.string(), bind.to_string(),
+        worker_text(*info), shell_join(*argv), paths->log.string(), bind.to_string(),
         options.port);
   }
   return ExitCode::ok;
