@@ -261,42 +261,22 @@ std::vector<rpc::WorkerInfo> workers_in_use(const Context& ctx) {
     return out;
   }
   const auto status = launch::check_pid_file(ctx.sysroot, launch::StatePaths::under(*dir));
-  if (status.state != launch::PidFileState::running || !status.server->record.plan.is_object()) {
+  if (status.state != launch::PidFileState::running || !status.server->record.planned.rpc) {
     return out;
   }
-  const auto rpc = status.server->record.plan.find("rpc");
-  if (rpc == status.server->record.plan.end() || !rpc->is_object() || !rpc->contains("workers") ||
-      !(*rpc)["workers"].is_array()) {
-    return out;
-  }
-  for (const auto& w : (*rpc)["workers"]) {
-    if (!w.is_object() || !w.contains("endpoint") || !w["endpoint"].is_string()) {
-      continue;
-    }
-    auto endpoint = rpc::parse_endpoint(w["endpoint"].get<std::string>());
+  for (const launch::RecordedWorker& w : status.server->record.planned.rpc->workers) {
+    auto endpoint = rpc::parse_endpoint(w.endpoint);
     if (!endpoint) {
       continue;
     }
     rpc::WorkerInfo info;
     info.endpoint = *endpoint;
-    const std::string version = w.contains("protocol_version") && w["protocol_version"].is_string()
-                                    ? w["protocol_version"].get<std::string>()
-                                    : std::string();
     unsigned major = 0, minor = 0, patch = 0;
-    if (std::sscanf(version.c_str(), "%u.%u.%u", &major, &minor, &patch) == 3) {
+    if (std::sscanf(w.protocol_version.c_str(), "%u.%u.%u", &major, &minor, &patch) == 3) {
       info.version = {static_cast<std::uint8_t>(major), static_cast<std::uint8_t>(minor),
                       static_cast<std::uint8_t>(patch)};
     }
-    if (w.contains("devices") && w["devices"].is_array()) {
-      for (const auto& d : w["devices"]) {
-        const auto bytes = [&d](const char* key) -> std::uint64_t {
-          return d.is_object() && d.contains(key) && d[key].is_number_unsigned()
-                     ? d[key].get<std::uint64_t>()
-                     : 0;
-        };
-        info.devices.push_back(rpc::DeviceMemory{bytes("free_bytes"), bytes("total_bytes")});
-      }
-    }
+    info.devices = w.devices;
     out.push_back(std::move(info));
   }
   return out;

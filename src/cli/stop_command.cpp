@@ -123,12 +123,10 @@ Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
     entry.pid = outcome.pid_file.server->pid;
     entry.exe = outcome.pid_file.server->record.server_path;
     entry.launched = true;
-    const nlohmann::json& plan = outcome.pid_file.server->record.plan;
-    if (plan.is_object() && plan.contains("rpc") && plan["rpc"].is_object() &&
-        plan["rpc"].contains("workers") && plan["rpc"]["workers"].is_array()) {
-      for (const auto& worker : plan["rpc"]["workers"]) {
-        if (worker.is_object() && worker.contains("endpoint") && worker["endpoint"].is_string()) {
-          outcome.rpc_workers.push_back(worker["endpoint"].get<std::string>());
+    if (const auto& rpc = outcome.pid_file.server->record.planned.rpc) {
+      for (const launch::RecordedWorker& worker : rpc->workers) {
+        if (!worker.endpoint.empty()) {
+          outcome.rpc_workers.push_back(worker.endpoint);
         }
       }
     }

@@ -68,14 +68,9 @@ struct WatchOptions {
 // (floor). A usage Error for a bad size or a floor at or above the warning.
 Expected<watch::Thresholds> watch_thresholds(const WatchOptions& o,
                                              const launch::LaunchRecord* record) {
-  std::uint64_t reserve = plan::kDefaultReserveBytes;
-  if (record != nullptr && record->plan.is_object() && record->plan.contains("settings")) {
-    const nlohmann::json& settings = record->plan["settings"];
-    if (settings.is_object() && settings.contains("reserve") && settings["reserve"].is_object() &&
-        settings["reserve"].contains("value") && settings["reserve"]["value"].is_string()) {
-      reserve = parse_size(settings["reserve"]["value"].get<std::string>()).value_or(reserve);
-    }
-  }
+  const std::uint64_t reserve = record != nullptr && record->planned.reserve_bytes
+                                    ? *record->planned.reserve_bytes
+                                    : plan::kDefaultReserveBytes;
   const auto warn = size_option("--warn", o.warn, reserve);
   if (!warn) {
     return warn.error();
