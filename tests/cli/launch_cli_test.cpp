@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/platform/http_client.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
 #include "support/systemd_unit_reader.hpp"
