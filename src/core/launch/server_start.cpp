@@ -20,6 +20,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::launch {
@@ -44,29 +45,6 @@ std::string iso_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
-}
-
-// argv for the log header, quoted so that it can be pasted into a shell.
-std::string quote_argv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& arg : argv) {
-    if (!out.empty()) {
-      out += ' ';
-    }
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789-_./=:,+@%") == std::string::npos;
-    if (plain) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) {
-      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    out += '\'';
-  }
-  return out;
 }
 
 // The size of `path`, 0 when it cannot be read.
@@ -228,7 +206,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     return Error{log_fd.error().message, ExitCode::server_failed};
   }
   const std::string header = fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion,
-                                         iso_now(), quote_argv(request.argv));
+                                         iso_now(), shell_join(request.argv));
   const off_t header_at = ::lseek(*log_fd, 0, SEEK_END);
   [[maybe_unused]] const ssize_t written = ::write(*log_fd, header.data(), header.size());
   const std::uintmax_t region =

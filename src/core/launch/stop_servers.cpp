@@ -22,12 +22,10 @@ void record_stop(StopEntry& entry, const Expected<StopResult>& result) {
 // The RPC workers' endpoints in the plan of a launch record.
 std::vector<std::string> recorded_rpc_workers(const LaunchRecord& record) {
   std::vector<std::string> workers;
-  const nlohmann::json& plan = record.plan;
-  if (plan.is_object() && plan.contains("rpc") && plan["rpc"].is_object() &&
-      plan["rpc"].contains("workers") && plan["rpc"]["workers"].is_array()) {
-    for (const auto& worker : plan["rpc"]["workers"]) {
-      if (worker.is_object() && worker.contains("endpoint") && worker["endpoint"].is_string()) {
-        workers.push_back(worker["endpoint"].get<std::string>());
+  if (record.planned.rpc) {
+    for (const RecordedWorker& worker : record.planned.rpc->workers) {
+      if (!worker.endpoint.empty()) {
+        workers.push_back(worker.endpoint);
       }
     }
   }

@@ -33,15 +33,8 @@ Expected<std::optional<launch::RunningServer>> server_to_watch(const launch::Pid
 }
 
 std::uint64_t recorded_reserve(const launch::LaunchRecord* record) {
-  std::uint64_t reserve = plan::kDefaultReserveBytes;
-  if (record != nullptr && record->plan.is_object() && record->plan.contains("settings")) {
-    const nlohmann::json& settings = record->plan["settings"];
-    if (settings.is_object() && settings.contains("reserve") && settings["reserve"].is_object() &&
-        settings["reserve"].contains("value") && settings["reserve"]["value"].is_string()) {
-      reserve = parse_size(settings["reserve"]["value"].get<std::string>()).value_or(reserve);
-    }
-  }
-  return reserve;
+  return record != nullptr && record->planned.reserve_bytes ? *record->planned.reserve_bytes
+                                                            : plan::kDefaultReserveBytes;
 }
 
 Expected<Thresholds> resolve_thresholds(const ThresholdChoice& given,
