@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "gb10tune/launch/recorded_plan.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/watch/watch_sampler.hpp"
 #include "gb10tune/watch/watch_units.hpp"
@@ -22,6 +23,7 @@ constexpr std::uint64_t kSetupGiB = 1ull << 30;
 launch::LaunchRecord record_with_reserve(const nlohmann::json& value) {
   launch::LaunchRecord record;
   record.plan = {{"settings", {{"reserve", {{"value", value}, {"source", "profile"}}}}}};
+  record.planned = launch::read_recorded_plan(record.plan);
   return record;
 }
 
