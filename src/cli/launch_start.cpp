@@ -251,7 +251,7 @@ ExitCode LaunchSession::start(const report::LaunchPreview& preview,
   const auto url_text =
       fmt::format("http://{}", format_host_port(reachable_host(settings.text("host")),
                                                 static_cast<int>(settings.integer("port"))));
-  const auto url = platform::parse_url(url_text);
+  const auto url = http::parse_url(url_text);
   if (!url) {
     return report_failure(ctx, Error{url.error().message, ExitCode::usage});
   }

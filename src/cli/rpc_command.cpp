@@ -135,7 +135,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
   }
   request.paths = *paths;
   const rpc::Endpoint ask = query_endpoint(bind);
-  request.url = platform::Url{"http", ask.host, ask.port, ""};
+  request.url = http::Url{"http", ask.host, ask.port, ""};
   request.timeout = milliseconds(static_cast<long>(options.timeout_s * 1000));
   request.record.url = "rpc://" + bind.to_string();
   request.ready_check = [ask] { return rpc::hello_worker(ask, milliseconds(500)).has_value(); };

@@ -18,6 +18,7 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/interrupt.hpp"
+#include "gb10tune/platform/log_file.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/process_info.hpp"
@@ -250,15 +251,11 @@ std::optional<ExitCode> Watcher::server_down(double t_s, ExitCode code) {
 std::optional<ExitCode> Watcher::stop(const Event& floor, double t_s) {
   const Watched server = *m_server;
   // Why, in the server's own log first: the log is where a user looks for a vanished server.
-  if (auto fd = platform::open_log_for_append(
-          server.record.log_path.empty() ? m_paths.log : fs::path(server.record.log_path))) {
-    const std::string line =
-        fmt::format("==== {} watch: MemAvailable {} fell below the floor {}: stopping pid {}\n",
-                    kToolName, format_bytes(floor.available_bytes),
-                    format_bytes(floor.threshold_bytes), server.process.pid);
-    [[maybe_unused]] const ssize_t n = ::write(*fd, line.data(), line.size());
-    ::close(*fd);
-  }
+  platform::append_line(
+      server.record.log_path.empty() ? m_paths.log : fs::path(server.record.log_path),
+      fmt::format("==== {} watch: MemAvailable {} fell below the floor {}: stopping pid {}",
+                  kToolName, format_bytes(floor.available_bytes),
+                  format_bytes(floor.threshold_bytes), server.process.pid));
   const auto grace = std::chrono::milliseconds(static_cast<long>(m_o.grace_s * 1000.0));
   const auto stopped = launch::stop_server(m_ctx.sysroot, m_paths, grace, "watch");
   const double after = now_s();
@@ -312,7 +309,7 @@ std::optional<ExitCode> Watcher::start_restart(const Event& event, double t_s) {
   if (status.state == launch::PidFileState::stale) {
     launch::clear_launch_state(m_paths);
   }
-  const auto url = platform::parse_url(m_restart_from->record.url);
+  const auto url = http::parse_url(m_restart_from->record.url);
   if (!url) {
     return failed(fmt::format("the launch record's url: {}", url.error().message));
   }
