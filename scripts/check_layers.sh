@@ -24,9 +24,11 @@
 # The standard library's own files and threads (std::filesystem, fstreams, std::thread) are
 # not the OS in this sense: they are portable C++ and stay allowed everywhere.
 #
-# Comments and string literals are not looked at. Usage:
+# Comments (`//`, and `/* */` within a line) and string and character literals are not looked
+# at. Usage:
 #   scripts/check_layers.sh [ROOT]   ROOT: the source tree (default: this script's project)
-# Prints one line per violation (file:line: what, and the rule) and exits 1 when there is one.
+# Prints one line per violation (file:line: what, and the rule) and exits 1 when there is one,
+# 2 when ROOT holds no sources.
 set -euo pipefail
 
 root=${1:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"}
@@ -69,8 +71,8 @@ std_re='\bstd::(system|getenv|signal|raise)\s*\(|\benviron\b'
 
 violations=0
 
-report() {  # file:line, what, rule
-  echo "$1: $2 ($3)"
+report() {  # what, rule; of the hit split_hit read last
+  echo "$file:$line: $1 ($2)"
   violations=$((violations + 1))
 }
 
@@ -115,8 +117,38 @@ allowed_includes() {
   esac
 }
 
+# Prints every line of its files as "file:line:code", with comments and string and character
+# literals blanked (line numbers kept).
+read -r -d '' blank_program <<'AWK' || true
+{
+  line = $0
+  gsub(/\\\\/, "", line)                      # escaped backslashes
+  gsub(/\\"/, "", line)                        # escaped quotes
+  gsub(/\\'/, "", line)
+  gsub(/"[^"]*"/, "\"\"", line)                # string literals
+  gsub(/'[^']*'/, "''", line)                  # character literals
+  sub(/\/\/.*$/, "", line)                     # line comments
+  gsub(/\/\*([^*]|\*[^\/])*\*\//, "", line)   # block comments within a line
+  print FILENAME ":" FNR ":" line
+}
+AWK
+
+# Sets file, line, text and layer from a grep -nH hit "file:line:text".
+split_hit() {
+  file=${1%%:*}
+  local rest=${1#*:}
+  line=${rest%%:*}
+  text=${rest#*:}
+  layer_of "$file"
+}
+
 mapfile -t files < <(find src include -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
-  -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp.in' \) | LC_ALL=C sort)
+  -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp.in' \) 2>/dev/null | LC_ALL=C sort)
+if [ "${#files[@]}" -eq 0 ]; then
+  echo "check_layers: no C++ sources under $root/src or $root/include; give the project's" \
+    "folder" >&2
+  exit 2
+fi
 layered=()    # every file of a layer
 os_checked=() # the files that may not reach the OS: util and the core
 for file in "${files[@]}"; do
@@ -130,49 +162,35 @@ done
 
 # 1. Quoted includes: only of the layer itself and the layers below it.
 while IFS= read -r hit; do
-  file=${hit%%:*}
-  rest=${hit#*:}
-  line=${rest%%:*}
-  [[ $rest =~ \"([^\"]*)\" ]] || continue
+  split_hit "$hit"
+  [[ $text =~ \"([^\"]*)\" ]] || continue
   name=${BASH_REMATCH[1]}
-  layer_of "$file"
   from=$layer
   included_layer "$file" "$name"
   allowed_includes "$from"
   if [ "$target" = climbs ]; then
-    report "$file:$line" "includes \"$name\"" \
+    report "includes \"$name\"" \
       "a gb10tune header is named by its module, not by climbing out of a folder"
   elif [[ "$allowed" != *" $target "* ]]; then
-    report "$file:$line" "includes \"$name\"" \
-      "the $from layer may include only:${allowed% }"
+    report "includes \"$name\"" "the $from layer may include only:${allowed% }"
   fi
-done < <(grep -nHE '^\s*#\s*include\s*"' "${layered[@]}" || true)
+done < <(grep -nHE '^\s*#\s*include\s*"' /dev/null "${layered[@]}" || true)
 
 # 2. OS headers in util and the core.
 while IFS= read -r hit; do
-  file=${hit%%:*}
-  rest=${hit#*:}
-  [[ $rest =~ \<([^\>]*)\> ]]
-  layer_of "$file"
-  report "$file:${rest%%:*}" "includes <${BASH_REMATCH[1]}>" \
-    "the $layer layer reaches the OS only through src/platform"
-done < <(grep -nHE "^\s*#\s*include\s*<($OS_HEADERS)>" "${os_checked[@]}" || true)
+  split_hit "$hit"
+  [[ $text =~ \<([^\>]*)\> ]]
+  report "includes <${BASH_REMATCH[1]}>" "the $layer layer reaches the OS only through src/platform"
+done < <(grep -nHE "^\s*#\s*include\s*<($OS_HEADERS)>" /dev/null "${os_checked[@]}" || true)
 
-# 3. System calls in util and the core, with comments and string and character literals blanked.
+# 3. System calls in util and the core (comments and literals blanked).
 while IFS= read -r hit; do
-  file=${hit%%:*}
-  rest=${hit#*:}
-  call=$(grep -oP "$call_re|$std_re" <<<"${rest#*:}" | head -1 |
+  split_hit "$hit"
+  call=$(grep -oP "$call_re|$std_re" <<<"$text" | head -1 |
     grep -oP "\bstd::\w+|\benviron\b|\b($names)(?=\s*\()" | tail -1)
-  layer_of "$file"
-  report "$file:${rest%%:*}" "uses $call" "the $layer layer reaches the OS only through src/platform"
-done < <(awk '{
-    line = $0
-    gsub(/\\\\/, "", line); gsub(/\\"/, "", line); gsub(/\\'"'"'/, "", line)
-    gsub(/"[^"]*"/, "\"\"", line); gsub(/'"'"'[^'"'"']*'"'"'/, "'"''"'", line)
-    sub(/\/\/.*$/, "", line); gsub(/\/\*([^*]|\*[^\/])*\*\//, "", line)
-    print FILENAME ":" FNR ":" line
-  }' "${os_checked[@]}" | grep -P "^[^:]+:\d+(?=:).*(?:$call_re|$std_re)" || true)
+  report "uses $call" "the $layer layer reaches the OS only through src/platform"
+done < <(awk "$blank_program" /dev/null "${os_checked[@]}" |
+  grep -P "^[^:]+:\d+(?=:).*(?:$call_re|$std_re)" || true)
 
 if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s) of the layers (the rules: scripts/check_layers.sh," \

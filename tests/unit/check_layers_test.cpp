@@ -56,6 +56,13 @@ TEST(CheckLayers, TheProjectKeepsItsLayers) {
   EXPECT_EQ(run.exit_status, 0) << run.output;
 }
 
+TEST(CheckLayers, AFolderWithoutSourcesIsAnError) {
+  const TempDir dir;  // a wrong folder must not pass as a clean one
+  const auto run = check_layers_in(dir.path());
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "no C++ sources under")) << run.output;
+}
+
 // Each planted file breaks one rule; the checker fails and names file, line and rule.
 struct Plant {
   std::string path;
