@@ -1,8 +1,6 @@
 #include "watch_command.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -210,17 +208,16 @@ std::string Watcher::reap(int pid) {
   if (m_children.count(pid) == 0) {
     return "";
   }
-  int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) != pid) {
+  const auto exit = platform::reap_exited(pid);
+  if (!exit) {
     return "";
   }
   m_children.erase(pid);
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return fmt::format("killed by signal {}{}", sig,
-                       sig == SIGKILL ? " (the kernel's OOM killer sends SIGKILL)" : "");
+  if (exit->signal != 0) {
+    return fmt::format("killed by signal {}{}", exit->signal,
+                       exit->signal == SIGKILL ? " (the kernel's OOM killer sends SIGKILL)" : "");
   }
-  return fmt::format("exit status {}", WEXITSTATUS(status));
+  return fmt::format("exit status {}", exit->exit_status);
 }
 
 void Watcher::finish_job(bool abort) {
@@ -607,7 +604,7 @@ std::vector<std::string> unit_watch_argv(const std::string& self, const CLI::App
 }
 
 ExitCode print_units(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
-  const auto self = sys::read_process_exe(platform::Sysroot(), static_cast<int>(::getpid()));
+  const auto self = sys::read_process_exe(platform::Sysroot(), platform::current_pid());
   watch::WatchUnitsInput input;
   const std::string binary = self ? self->path : std::string("gb10tune");
   input.watch_argv = unit_watch_argv(binary, sub);

@@ -30,6 +30,16 @@ ChildExit decode(int status) {
   return exit;
 }
 
+// waitpid(pid, WNOHANG), retried when interrupted: `pid` once it is reaped (with `status`), 0
+// while it runs, -1 when it is no child of this process.
+pid_t reap_nohang(int pid, int& status) {
+  pid_t done = -1;
+  do {
+    done = ::waitpid(pid, &status, WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  return done;
+}
+
 // pidfd_open(2) through syscall(): glibc 2.36 has a wrapper, older ones do not.
 int pidfd_open_raw(int pid) {
 #ifdef SYS_pidfd_open
@@ -124,10 +134,7 @@ std::optional<ChildExit> Child::poll() {
     return m_exit;
   }
   int status = 0;
-  pid_t done = -1;
-  do {
-    done = ::waitpid(m_pid, &status, WNOHANG);
-  } while (done < 0 && errno == EINTR);
+  const pid_t done = reap_nohang(m_pid, status);
   if (done == m_pid) {
     m_exit = decode(status);
   } else if (done < 0) {
@@ -239,8 +246,20 @@ bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
   }
 }
 
+std::optional<ChildExit> reap_exited(int pid) {
+  int status = 0;
+  if (pid <= 0 || reap_nohang(pid, status) != pid) {
+    return std::nullopt;
+  }
+  return decode(status);
+}
+
 unsigned current_uid() {
   return ::getuid();
+}
+
+int current_pid() {
+  return static_cast<int>(::getpid());
 }
 
 }  // namespace gb10tune::platform

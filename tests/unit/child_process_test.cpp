@@ -12,6 +12,8 @@
 #include <csignal>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <thread>
 
 namespace gb10tune::platform {
 namespace {
@@ -90,6 +92,45 @@ TEST(ChildProcess, TerminateEndsAChildThatIgnoresNothing) {
   const ChildExit exit = child.terminate(2s);
   EXPECT_FALSE(exit.still_running);
   EXPECT_EQ(exit.signal, SIGTERM);
+}
+
+TEST(ChildProcess, ReapExitedTellsHowAChildEndedOnceItHas) {
+  int exiting = -1;
+  int killed = -1;
+  {
+    auto first = Child::spawn({"/bin/sh", "-c", "sleep 0.2; exit 7"}, {}, STDERR_FILENO);
+    auto second = Child::spawn({"/bin/sleep", "60"}, {}, STDERR_FILENO);
+    ASSERT_TRUE(first && second);
+    exiting = first->pid();
+    killed = second->pid();
+  }  // as after a restart: the Child objects are gone, the processes are still our children
+  EXPECT_FALSE(reap_exited(exiting));  // still running
+  std::optional<ChildExit> exit;
+  for (int i = 0; i < 500 && !exit; ++i) {
+    std::this_thread::sleep_for(10ms);
+    exit = reap_exited(exiting);
+  }
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_status, 7);
+  EXPECT_EQ(exit->signal, 0);
+  EXPECT_FALSE(reap_exited(exiting));  // reaped once: no child of ours any more
+
+  ASSERT_EQ(::kill(killed, SIGKILL), 0);
+  exit.reset();
+  for (int i = 0; i < 500 && !exit; ++i) {
+    std::this_thread::sleep_for(10ms);
+    exit = reap_exited(killed);
+  }
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_EQ(exit->exit_status, -1);
+}
+
+TEST(ChildProcess, ReapExitedLeavesWhatIsNoChildOfOurs) {
+  EXPECT_FALSE(reap_exited(1));  // init
+  EXPECT_FALSE(reap_exited(0));  // never "any child"
+  EXPECT_FALSE(reap_exited(-1));
+  EXPECT_EQ(current_pid(), static_cast<int>(::getpid()));
 }
 
 }  // namespace

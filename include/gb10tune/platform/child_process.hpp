@@ -88,7 +88,15 @@ class ProcessHandle {
   Fd m_fd;  // none: no pidfd support, plain kill() and /proc polling
 };
 
+// Reaps `pid`, a child of this process started by other means than Child (a server a watch
+// restarted), without blocking: how it ended once it has, nullopt while it runs or when it is
+// no child of this process.
+std::optional<ChildExit> reap_exited(int pid);
+
 // The real user id of this process.
 unsigned current_uid();
+
+// The process id of this process.
+int current_pid();
 
 }  // namespace gb10tune::platform
