@@ -118,6 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
               "src/core/launch/start.cpp:1: uses std::system"},
         Plant{"src/util/temp.cpp", "void f(char* p) { if (mkdtemp(p) == nullptr) {} }\n",
               "src/util/temp.cpp:1: uses mkdtemp (the util layer reaches the OS only through "
+              "src/platform)"},
+        Plant{"src/cli/main_entry.cpp", "bool tty() { return isatty(1); }\n",
+              "src/cli/main_entry.cpp:1: uses isatty (the cli layer reaches the OS only through "
               "src/platform)"}));
 
 }  // namespace

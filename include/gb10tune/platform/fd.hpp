@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <string_view>
 
 #include "gb10tune/util/expected.hpp"
 
@@ -42,7 +41,8 @@ struct OpenFileFacts {
 // ("No such file or directory"), for the caller to name the file.
 Expected<Fd> open_read_only(const std::filesystem::path& path);
 
-// What the file `fd` refers to is; an Error holding the system's reason.
+// Whether the file `fd` refers to is a regular one, and its size; an Error holding the
+// system's reason.
 Expected<OpenFileFacts> open_file_facts(const Fd& fd);
 
 // Reads up to `count` bytes at `offset` into `out` (pread(2), retried when interrupted): how

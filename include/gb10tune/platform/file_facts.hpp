@@ -1,5 +1,6 @@
-// Who owns a file or directory and who may write it: the facts the trust rules (trust/*.hpp)
-// decide from. Nothing here decides anything.
+// Facts about files and directories, and a private temporary directory: who owns a file and who
+// may write it (what the trust rules, trust/*.hpp, decide from), whether it may be executed, its
+// size and age. Nothing here decides anything.
 #pragma once
 
 #include <cstdint>
