@@ -9,13 +9,13 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
-#include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
@@ -169,8 +169,7 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
         "RPC worker ready at {} (pid {}, after {:.1f} s)\n{}  command: {}\n  log:     {}\n"
         "  head:    llama-server --rpc {} …\n  stop:    gb10tune rpc stop --port {}\n",
         bind.to_string(), started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
-        worker_text(*info), launch::shell_join(*argv), paths->log.string(), bind.to_string(),
-        options.port);
+        worker_text(*info), shell_join(*argv), paths->log.string(), bind.to_string(), options.port);
   }
   return ExitCode::ok;
 }

@@ -30,16 +30,6 @@ ChildExit decode(int status) {
   return exit;
 }
 
-// waitpid(pid, WNOHANG), retried when interrupted: `pid` once it is reaped (with `status`), 0
-// while it runs, -1 when it is no child of this process.
-pid_t reap_nohang(int pid, int& status) {
-  pid_t done = -1;
-  do {
-    done = ::waitpid(pid, &status, WNOHANG);
-  } while (done < 0 && errno == EINTR);
-  return done;
-}
-
 // pidfd_open(2) through syscall(): glibc 2.36 has a wrapper, older ones do not.
 int pidfd_open_raw(int pid) {
 #ifdef SYS_pidfd_open
@@ -60,6 +50,16 @@ int pidfd_send_signal_raw(int fd, int signal) {
   errno = ENOSYS;
   return -1;
 #endif
+}
+
+// waitpid(pid, WNOHANG), retried when a signal interrupts it: pid once reaped (its `status`
+// set), 0 while it runs, -1 when it is no child of ours.
+pid_t wait_no_hang(int pid, int& status) {
+  pid_t done = -1;
+  do {
+    done = ::waitpid(pid, &status, WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  return done;
 }
 
 }  // namespace
@@ -134,7 +134,7 @@ std::optional<ChildExit> Child::poll() {
     return m_exit;
   }
   int status = 0;
-  const pid_t done = reap_nohang(m_pid, status);
+  const pid_t done = wait_no_hang(m_pid, status);
   if (done == m_pid) {
     m_exit = decode(status);
   } else if (done < 0) {
@@ -246,9 +246,9 @@ bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
   }
 }
 
-std::optional<ChildExit> reap_exited(int pid) {
+std::optional<ChildExit> reap_exited_child(int pid) {
   int status = 0;
-  if (pid <= 0 || reap_nohang(pid, status) != pid) {
+  if (pid <= 0 || wait_no_hang(pid, status) != pid) {
     return std::nullopt;
   }
   return decode(status);

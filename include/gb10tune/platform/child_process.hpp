@@ -88,10 +88,11 @@ class ProcessHandle {
   Fd m_fd;  // none: no pidfd support, plain kill() and /proc polling
 };
 
-// Reaps `pid`, a child of this process started by other means than Child (a server a watch
-// restarted), without blocking: how it ended once it has, nullopt while it runs or when it is
-// no child of this process.
-std::optional<ChildExit> reap_exited(int pid);
+// Reaps `pid`, a child of this process that no Child holds any more (a server that
+// launch::start_server spawned and left running), without blocking: its exit once it has ended,
+// nullopt while it runs or when it is no child of this process (never started here, or reaped
+// already).
+std::optional<ChildExit> reap_exited_child(int pid);
 
 // The real user id of this process.
 unsigned current_uid();

@@ -1,4 +1,4 @@
-// bench::connect_http over the HTTP client (platform/http_client.hpp) and llama-server's
+// bench::connect_http over the HTTP client (http/http_client.hpp) and llama-server's
 // typed answers (http/server_api.hpp).
 #include <fmt/format.h>
 

@@ -18,6 +18,7 @@
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::launch {
@@ -42,29 +43,6 @@ std::string iso_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
-}
-
-// argv for the log header, quoted so that it can be pasted into a shell.
-std::string quote_argv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& arg : argv) {
-    if (!out.empty()) {
-      out += ' ';
-    }
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789-_./=:,+@%") == std::string::npos;
-    if (plain) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) {
-      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    out += '\'';
-  }
-  return out;
 }
 
 // The size of `path`, 0 when it cannot be read.
@@ -217,7 +195,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     return Error{log_fd.error().message, ExitCode::server_failed};
   }
   const std::string header = fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion,
-                                         iso_now(), quote_argv(request.argv));
+                                         iso_now(), shell_join(request.argv));
   const std::uintmax_t region = platform::append_text(*log_fd, header) + header.size();
 
   auto spawned = platform::Child::spawn(argv, request.env.to_strings(), log_fd->get());
