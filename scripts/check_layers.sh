@@ -2,7 +2,7 @@
 # Checks that the source tree keeps its layers, from the bottom up:
 #
 #   util      src/util, include/gb10tune/util, include/gb10tune/version.hpp: strings, host:port,
-#             Expected, exit codes. Includes no other gb10tune header.
+#             shell quoting, sizes, Expected, exit codes. Includes no other gb10tune header.
 #   kernels   src/kernels, include/gb10tune/kernels: the CUDA code. Includes util and itself.
 #   platform  src/platform, include/gb10tune/platform: the only code that touches the OS.
 #             Includes util and itself, never the core.
