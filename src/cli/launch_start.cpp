@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "failure.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/launch/start_measurement.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/util/line_printer.hpp"
@@ -51,7 +52,7 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
                       bool json) {
   say_removed_variables(ctx, *preview.environment);
   const std::string url_text = launch::launch_url(settings);
-  const auto url = platform::parse_url(url_text);
+  const auto url = http::parse_url(url_text);
   if (!url) {
     return report_failure(ctx, Error{url.error().message, ExitCode::usage});
   }

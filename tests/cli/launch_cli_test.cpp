@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/trust/private_files.hpp"
@@ -979,8 +979,8 @@ TEST(CliLaunchStart, GroupWritableStateDirIsRefusedBeforeTheStart) {
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_TRUE(testing::contains(result.out, refusal)) << result.out;
   EXPECT_FALSE(std::filesystem::exists(state / "llama-server.pid"));
-  EXPECT_FALSE(platform::http_get(platform::Url{"http", "127.0.0.1", port, ""}, "/health",
-                                  std::chrono::milliseconds(300)))
+  EXPECT_FALSE(http::http_get(http::Url{"http", "127.0.0.1", port, ""}, "/health",
+                              std::chrono::milliseconds(300)))
       << "a server was started";
 }
 

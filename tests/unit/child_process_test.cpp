@@ -125,7 +125,12 @@ TEST(ChildProcess, AChildNoChildHoldsIsReapedByPidOnce) {
   EXPECT_EQ(exited->signal, 0);
 
   EXPECT_FALSE(reap_exited_child(1)) << "init is no child of ours";
-  EXPECT_FALSE(reap_exited_child(0));
+  EXPECT_FALSE(reap_exited_child(0)) << "never \"any child\"";
+  EXPECT_FALSE(reap_exited_child(-1));
+}
+
+TEST(ChildProcess, CurrentPidIsThisProcess) {
+  EXPECT_EQ(current_pid(), static_cast<int>(::getpid()));
 }
 
 }  // namespace

@@ -150,7 +150,7 @@ TEST(Supervisor, BelowTheFloorTheServerIsStoppedAndItsLogSaysWhy) {
   EXPECT_EQ(rig.control.log_notes[0].first, rig.state.path() / "server.log");
   EXPECT_EQ(rig.control.log_notes[0].second,
             "==== gb10tune watch: MemAvailable 5.5 GiB fell below the floor 6.0 GiB: stopping "
-            "pid 4242\n");
+            "pid 4242");
   EXPECT_EQ(rig.first(EventKind::stopped).message,
             "llama-server pid 4242 ended on SIGTERM after 0.0 s");
   EXPECT_NE(rig.events.back().message.find("watch with --restart"), std::string::npos);

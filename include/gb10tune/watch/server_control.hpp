@@ -52,7 +52,8 @@ class ServerControl {
   // How `pid`, a server this process started, ended; nullopt while it runs or when it is no
   // child of this process.
   virtual std::optional<platform::ChildExit> reap(int pid) = 0;
-  // Appends `line` to the log at `path` when it can be opened; says nothing otherwise.
+  // Appends `line` and a newline to the log at `path` when it can be opened; says nothing
+  // otherwise.
   virtual void note_in_log(const std::filesystem::path& path, const std::string& line) = 0;
 };
 

@@ -1,18 +1,17 @@
 // The GGUF header parser behind read_gguf and parse_gguf. Every count and length is checked
 // against the bytes left in the file (and kMaxHeaderBytes) before anything is allocated, and
 // the memory every value will hold is charged against kMaxHeaderMemory before it is read.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "byte_source.hpp"
 #include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/platform/fd.hpp"
 
 namespace gb10tune::gguf {
 
@@ -669,23 +668,20 @@ Expected<GgufFile> parse_gguf(std::span<const std::uint8_t> bytes, std::string_v
 }
 
 Expected<GgufFile> read_gguf(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Error{fmt::format("cannot open {}: {}; check the model path", path.string(),
-                             std::strerror(errno))};
+  auto fd = platform::open_read_only(path);
+  if (!fd) {
+    return Error{
+        fmt::format("cannot open {}: {}; check the model path", path.string(), fd.error().message)};
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int saved = errno;
-    ::close(fd);
-    return Error{fmt::format("cannot stat {}: {}", path.string(), std::strerror(saved))};
+  const auto facts = platform::open_file_facts(*fd);
+  if (!facts) {
+    return Error{fmt::format("cannot stat {}: {}", path.string(), facts.error().message)};
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (!facts->regular) {
     return Error{
         fmt::format("{} is not a regular file; give the path of a .gguf model", path.string())};
   }
-  detail::ByteSource source(fd, static_cast<std::uint64_t>(st.st_size));
+  detail::ByteSource source(std::move(*fd), facts->size);
   return GgufParser(source, path.string()).parse();
 }
 

@@ -1,9 +1,9 @@
 #include "gb10tune/watch/server_control.hpp"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <thread>
+
+#include "gb10tune/platform/log_file.hpp"
 
 namespace gb10tune::watch {
 
@@ -71,10 +71,7 @@ std::optional<platform::ChildExit> SystemServerControl::reap(int pid) {
 }
 
 void SystemServerControl::note_in_log(const std::filesystem::path& path, const std::string& line) {
-  if (auto fd = platform::open_log_for_append(path)) {
-    [[maybe_unused]] const ssize_t n = ::write(*fd, line.data(), line.size());
-    ::close(*fd);
-  }
+  platform::append_line(path, line);
 }
 
 }  // namespace gb10tune::watch

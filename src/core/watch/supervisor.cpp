@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -131,7 +132,7 @@ std::optional<ExitCode> Supervisor::stop(const Event& floor) {
   m_world.control->note_in_log(
       server.record.log_path.empty() ? m_world.paths.log
                                      : std::filesystem::path(server.record.log_path),
-      fmt::format("==== {} watch: MemAvailable {} fell below the floor {}: stopping pid {}\n",
+      fmt::format("==== {} watch: MemAvailable {} fell below the floor {}: stopping pid {}",
                   kToolName, format_bytes(floor.available_bytes),
                   format_bytes(floor.threshold_bytes), server.process.pid));
   const auto grace = std::chrono::milliseconds(static_cast<long>(m_options.grace_s * 1000.0));
@@ -189,7 +190,7 @@ std::optional<ExitCode> Supervisor::start_restart(const Event& event, double t_s
   if (status.state == launch::PidFileState::stale) {
     m_world.control->clear_stale();
   }
-  const auto url = platform::parse_url(m_restart_from->record.url);
+  const auto url = http::parse_url(m_restart_from->record.url);
   if (!url) {
     return restart_failed(t_s, fmt::format("the launch record's url: {}", url.error().message));
   }
