@@ -82,7 +82,7 @@ Expected<StartedWorker> start_worker(const WorkerStartRequest& request,
   }
   start.paths = *paths;
   const Endpoint ask = query_endpoint(bind);
-  start.url = platform::Url{"http", ask.host, ask.port, ""};
+  start.url = http::Url{"http", ask.host, ask.port, ""};
   start.timeout = request.timeout;
   start.record.url = "rpc://" + bind.to_string();
   start.ready_check = [ask] { return hello_worker(ask, milliseconds(500)).has_value(); };
