@@ -161,7 +161,7 @@ void BM_StartServer(benchmark::State& state) {
     request.env.set("STANDIN_LOAD_MS", "0");
     request.env.set("STANDIN_RECORD", record_file.string());
     request.paths = paths;
-    request.url = gb10tune::platform::Url{"http", "127.0.0.1", port, ""};
+    request.url = gb10tune::http::Url{"http", "127.0.0.1", port, ""};
     const std::atomic<bool> never{false};
 
     const std::int64_t called = realtime_ns();

@@ -161,7 +161,7 @@ void BM_WatchBinary(benchmark::State& state) {
   request.env = platform::Environment::current();
   request.env.set("STANDIN_LOAD_MS", "0");
   request.paths = paths;
-  request.url = platform::Url{"http", "127.0.0.1", port, ""};
+  request.url = http::Url{"http", "127.0.0.1", port, ""};
   const std::atomic<bool> never{false};
   const auto started = launch::start_server(request, {}, never);
   if (!started) {

@@ -1,4 +1,5 @@
-// `gb10tune launch`: for now its dry run, the exact memory plan of a model and configuration.
+// `gb10tune launch`: its options (the launch settings' from their one table, the rest its
+// own), then the planner's decisions rendered: a preview, a refusal, an export or a start.
 #pragma once
 
 #include <CLI/CLI.hpp>

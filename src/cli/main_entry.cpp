@@ -1,6 +1,3 @@
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -8,6 +5,7 @@
 #include "app.hpp"
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/platform/machine.hpp"
 #include "gb10tune/platform/terminal.hpp"
 
 namespace gb10tune::cli {
@@ -18,9 +16,9 @@ int main_entry(int argc, char** argv) {
   ctx.env = platform::Environment::current();
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
-  ctx.out_is_tty = ::isatty(STDOUT_FILENO) == 1;
-  ctx.err_is_tty = ::isatty(STDERR_FILENO) == 1;
-  ctx.err_columns = platform::terminal_columns(STDERR_FILENO);
+  ctx.out_is_tty = platform::is_terminal(platform::kStdoutFd);
+  ctx.err_is_tty = platform::is_terminal(platform::kStderrFd);
+  ctx.err_columns = platform::terminal_columns(platform::kStderrFd);
   ctx.gpu = backend.get();
   ctx.bandwidth_runner = kernels::run_case;
   ctx.connect_server = bench::connect_http;
@@ -28,10 +26,7 @@ int main_entry(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  utsname names{};
-  if (::uname(&names) == 0) {
-    ctx.uname_machine = names.machine;
-  }
+  ctx.uname_machine = platform::machine_name();
   ctx.now_iso8601 = [] {
     const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm utc{};

@@ -9,13 +9,14 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/launch/server_process.hpp"
-#include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
+#include "gb10tune/rpc/worker_start.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
@@ -42,11 +43,6 @@ struct RpcOptions {
   bool json = false;
   std::vector<RenamedOption> renamed;
 };
-
-// Where to ask a worker bound to `bind`: the loopback address for an any-address bind.
-rpc::Endpoint query_endpoint(const rpc::Endpoint& bind) {
-  return {reachable_host(bind.host), bind.port};
-}
 
 std::string gib(std::uint64_t bytes) {
   return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -87,89 +83,40 @@ ExitCode fail(Context& ctx, const Error& error) {
 }
 
 ExitCode run_start(const RpcOptions& options, Context& ctx) {
-  const rpc::Endpoint bind{options.host, options.port};
-  rpc::WorkerOptions worker;
-  worker.bind = bind;
-  worker.cache = options.cache;
-  worker.threads = options.threads;
-  worker.devices = options.devices;
-  worker.expose = options.expose;
-  // The bind is checked before anything else: a refused address needs no binary.
-  if (auto argv = rpc::worker_argv(worker); !argv) {
-    return fail(ctx, argv.error());
-  }
-  auto binary = rpc::find_worker_binary(options.server_bin, ctx.env);
-  if (!binary) {
-    return fail(ctx, binary.error());
-  }
-  worker.binary = *binary;
-  auto argv = rpc::worker_argv(worker);
-  auto paths = paths_for(ctx, options.port);
-  if (!paths) {
-    return fail(ctx, paths.error());
-  }
-  auto lock = launch::LaunchLock::acquire(*paths);
-  if (!lock) {
-    return fail(ctx, lock.error());
-  }
-  const auto status = launch::check_pid_file(ctx.sysroot, *paths);
-  if (status.state == launch::PidFileState::running) {
-    return fail(ctx, Error{fmt::format("an RPC worker started by gb10tune already runs on port {} "
-                                       "(pid {}); stop it first with `gb10tune rpc stop --port {}`",
-                                       options.port, status.server->pid, options.port),
-                           ExitCode::failed});
-  }
-  if (status.state == launch::PidFileState::stale) {
-    *ctx.err << "gb10tune rpc start: removing a stale pid file: " << status.why << "\n";
-    launch::clear_launch_state(*paths);
-  }
-
-  launch::StartRequest request;
-  request.argv = *argv;
-  request.env = rpc::worker_environment(ctx.env, request.record.env_removed);
-  for (const auto& name : request.record.env_removed) {
-    *ctx.err << fmt::format(
-        "gb10tune rpc start: removed {} from the worker's environment: llama.cpp tests only "
-        "whether it exists, and a CUDA worker would allocate managed memory (K2)\n",
-        name);
-  }
-  request.paths = *paths;
-  const rpc::Endpoint ask = query_endpoint(bind);
-  request.url = platform::Url{"http", ask.host, ask.port, ""};
+  rpc::WorkerStartRequest request;
+  request.worker.bind = {options.host, options.port};
+  request.worker.cache = options.cache;
+  request.worker.threads = options.threads;
+  request.worker.devices = options.devices;
+  request.worker.expose = options.expose;
+  request.server_bin = options.server_bin;
   request.timeout = milliseconds(static_cast<long>(options.timeout_s * 1000));
-  request.record.url = "rpc://" + bind.to_string();
-  request.ready_check = [ask] { return rpc::hello_worker(ask, milliseconds(500)).has_value(); };
-
+  std::ostream* err = ctx.err;
+  const auto note = [err](const std::string& text) {
+    *err << "gb10tune rpc start: " << text << "\n";
+  };
   platform::InterruptGuard guard;
-  const auto started = launch::start_server(request, nullptr, guard.flag());
+  const auto started = rpc::start_worker(request, ctx.env, ctx.sysroot, note, guard.flag());
   if (!started) {
     return fail(ctx, started.error());
   }
-  auto info = rpc::query_worker(ask, kQueryTimeout);
-  if (!info) {
-    // A worker the head could not use is no use running: stop it and say why.
-    const auto stopped = launch::stop_server(ctx.sysroot, *paths, milliseconds(5000), "rpc start");
-    return fail(ctx, Error{fmt::format("{}; {}", info.error().message,
-                                       stopped ? "the worker was stopped"
-                                               : "stopping it failed: " + stopped.error().message),
-                           ExitCode::server_failed});
-  }
+  const std::string bind = request.worker.bind.to_string();
   if (options.json) {
     auto doc = report::make_document("rpc start");
     doc["pid"] = started->pid;
-    doc["bind"] = bind.to_string();
-    doc["argv"] = *argv;
-    doc["env_removed"] = request.record.env_removed;
-    doc["log"] = paths->log.string();
+    doc["bind"] = bind;
+    doc["argv"] = started->argv;
+    doc["env_removed"] = started->env_removed;
+    doc["log"] = started->log.string();
     doc["ready_after_ms"] = started->to_ready.count();
-    doc["worker"] = worker_json(*info);
+    doc["worker"] = worker_json(started->info);
     *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << fmt::format(
         "RPC worker ready at {} (pid {}, after {:.1f} s)\n{}  command: {}\n  log:     {}\n"
         "  head:    llama-server --rpc {} …\n  stop:    gb10tune rpc stop --port {}\n",
-        bind.to_string(), started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
-        worker_text(*info), launch::shell_join(*argv), paths->log.string(), bind.to_string(),
+        bind, started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
+        worker_text(started->info), shell_join(started->argv), started->log.string(), bind,
         options.port);
   }
   return ExitCode::ok;
@@ -258,7 +205,7 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
     }
     return ExitCode::ok;
   }
-  const auto info = rpc::query_worker(query_endpoint(bind), kQueryTimeout);
+  const auto info = rpc::query_worker(rpc::query_endpoint(bind), kQueryTimeout);
   if (options.json) {
     auto doc = report::make_document("rpc status");
     doc["busy"] = false;
@@ -290,18 +237,15 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
   return info ? ExitCode::ok : ExitCode::failed;
 }
 
-}  // namespace
+// The options every rpc subcommand takes.
+void add_common_options(CLI::App* sub, const std::shared_ptr<RpcOptions>& options) {
+  sub->add_option("--port", options->port, "The worker's port (default 50052)")
+      ->check(CLI::Range(1, 65535));
+  sub->add_flag("--json", options->json, "Print one JSON document");
+}
 
-Runner setup_rpc(CLI::App& app) {
-  auto options = std::make_shared<RpcOptions>();
-  CLI::App* rpc = app.add_subcommand(
-      "rpc", "The llama.cpp RPC worker (rpc-server) of a two-machine setup: start, stop, status.");
-  rpc->require_subcommand(1);
-  const auto common = [options](CLI::App* sub) {
-    sub->add_option("--port", options->port, "The worker's port (default 50052)")
-        ->check(CLI::Range(1, 65535));
-    sub->add_flag("--json", options->json, "Print one JSON document");
-  };
+// `rpc start`'s options.
+void add_start(CLI::App* rpc, const std::shared_ptr<RpcOptions>& options) {
   CLI::App* start = rpc->add_subcommand(
       "start",
       "Start rpc-server bound to --host/--port with a clean environment (no "
@@ -309,7 +253,7 @@ Runner setup_rpc(CLI::App& app) {
       "devices' memory.");
   start->add_option("--host", options->host,
                     "Address to bind (default 127.0.0.1; use the direct link's address)");
-  common(start);
+  add_common_options(start, options);
   start
       ->add_option("--rpc-server", options->server_bin,
                    "The rpc-server binary (default: ggml-rpc-server or rpc-server on PATH)")
@@ -346,8 +290,12 @@ Runner setup_rpc(CLI::App& app) {
        {ExitCode::interrupted, "interrupted (SIGINT), the worker stopped"},
        {ExitCode::terminated, "terminated (SIGTERM), the worker stopped"}}));
   start->callback([options] { options->action = "start"; });
+}
+
+// `rpc stop`'s and `rpc status`'s options.
+void add_stop_and_status(CLI::App* rpc, const std::shared_ptr<RpcOptions>& options) {
   CLI::App* stop = rpc->add_subcommand("stop", "Stop the worker that `rpc start` started.");
-  common(stop);
+  add_common_options(stop, options);
   stop->add_option("--grace", options->grace_s,
                    "Seconds to wait after SIGTERM before SIGKILL (default 60)")
       ->check(finite_range(0.0, 3600.0))
@@ -364,10 +312,21 @@ Runner setup_rpc(CLI::App& app) {
       "Ask a worker for its protocol version and devices' memory (the recorded one, or "
       "--host/--port).");
   status->add_option("--host", options->host, "The worker's address (default 127.0.0.1)");
-  common(status);
+  add_common_options(status, options);
   status->footer(exit_code_footer(
       {{ExitCode::ok, "it answers"}, {ExitCode::failed, "it does not answer"}, {ExitCode::usage}}));
   status->callback([options] { options->action = "status"; });
+}
+
+}  // namespace
+
+Runner setup_rpc(CLI::App& app) {
+  auto options = std::make_shared<RpcOptions>();
+  CLI::App* rpc = app.add_subcommand(
+      "rpc", "The llama.cpp RPC worker (rpc-server) of a two-machine setup: start, stop, status.");
+  rpc->require_subcommand(1);
+  add_start(rpc, options);
+  add_stop_and_status(rpc, options);
   return [options](Context& ctx) {
     note_renamed(options->renamed, ctx);
     if (options->action == "start") {

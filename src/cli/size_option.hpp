@@ -1,16 +1,5 @@
-// Size options shared by the subcommands (--size, --reserve, --overhead).
+// Size options shared by the subcommands (--size, --reserve, --overhead): the core's reader,
+// which launch's planner uses for the same settings.
 #pragma once
 
-#include <cstdint>
-#include <string>
-
-#include "gb10tune/util/expected.hpp"
-
-namespace gb10tune::cli {
-
-// The bytes of a size option's `value` ("12GB", "8G", "512MiB", "0"); `fallback` when the
-// option was not given (empty). A usage Error naming `option` for anything else.
-Expected<std::uint64_t> size_option(const std::string& option, const std::string& value,
-                                    std::uint64_t fallback);
-
-}  // namespace gb10tune::cli
+#include "gb10tune/util/size_option.hpp"

@@ -6,11 +6,9 @@
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
-#include "gb10tune/launch/server_process.hpp"
+#include "gb10tune/launch/stop_servers.hpp"
 #include "gb10tune/platform/child_process.hpp"
-#include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/sys/process_info.hpp"
-#include "gb10tune/sys/process_owner.hpp"
+#include "gb10tune/report/document.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
@@ -28,132 +26,8 @@ struct StopOptions {
   std::vector<RenamedOption> renamed;
 };
 
-// One process stop tried (or refused).
-struct StopEntry {
-  int pid = 0;
-  std::string exe;
-  bool launched = false;  // the server of the pid file
-  bool stopped = false;
-  bool killed = false;
-  milliseconds took{0};
-  std::string message;  // why it was not stopped
-};
-
-// Everything `stop` found and did, computed before anything is printed.
-struct StopOutcome {
-  launch::PidFileStatus pid_file;
-  std::string pid_file_path;
-  bool stale_removed = false;
-  bool all = false;
-  std::vector<StopEntry> listed;  // --all: the processes found, in pid order
-  std::vector<StopEntry> entries;
-  std::size_t skipped_other_users = 0;
-  // The RPC workers the stopped server used (from its launch record): they keep running, each
-  // stopped on its own machine with `gb10tune rpc stop`.
-  std::vector<std::string> rpc_workers;
-
-  bool failed() const {
-    for (const StopEntry& entry : entries) {
-      if (!entry.stopped) {
-        return true;
-      }
-    }
-    return false;
-  }
-};
-
-std::string_view state_name(launch::PidFileState state) {
-  switch (state) {
-    case launch::PidFileState::none:
-      return "none";
-    case launch::PidFileState::running:
-      return "running";
-    case launch::PidFileState::stale:
-      return "stale";
-  }
-  return "none";
-}
-
-void record_stop(StopEntry& entry, const Expected<launch::StopResult>& result) {
-  if (result) {
-    entry.stopped = true;
-    entry.killed = result->killed;
-    entry.took = result->took;
-  } else {
-    entry.message = result.error().message;
-  }
-}
-
-Expected<StopOutcome> compute(const StopOptions& options, Context& ctx) {
-  const auto dir = trust::private_state_dir(ctx.env);
-  if (!dir) {
-    return dir.error();  // no HOME (usage), or a state directory not to be believed
-  }
-  const launch::StatePaths paths = launch::StatePaths::under(*dir);
-  const milliseconds grace{static_cast<long>(options.grace_s * 1000.0)};
-  StopOutcome outcome;
-  outcome.all = options.all;
-  outcome.pid_file_path = paths.pid_file.string();
-  outcome.pid_file = launch::check_pid_file(ctx.sysroot, paths);
-  if (outcome.pid_file.state == launch::PidFileState::stale) {
-    // Its pid is not (or no longer provably) ours: never signalled, the file goes.
-    launch::clear_launch_state(paths);
-    outcome.stale_removed = true;
-  }
-
-  // --all: list first (so that the user sees what will stop), then stop.
-  if (options.all) {
-    const unsigned uid = platform::current_uid();
-    for (const sys::ServerCandidate& candidate : sys::find_running_servers(ctx.sysroot)) {
-      const auto owner = sys::read_process_uid(ctx.sysroot, candidate.stat.pid);
-      if (!owner || *owner != uid) {
-        ++outcome.skipped_other_users;
-        continue;
-      }
-      StopEntry entry;
-      entry.pid = candidate.stat.pid;
-      entry.exe = candidate.exe ? candidate.exe->path : candidate.stat.comm;
-      entry.launched = outcome.pid_file.server && outcome.pid_file.server->pid == entry.pid;
-      outcome.listed.push_back(entry);
-    }
-  }
-
-  if (outcome.pid_file.server) {
-    StopEntry entry;
-    entry.pid = outcome.pid_file.server->pid;
-    entry.exe = outcome.pid_file.server->record.server_path;
-    entry.launched = true;
-    const nlohmann::json& plan = outcome.pid_file.server->record.plan;
-    if (plan.is_object() && plan.contains("rpc") && plan["rpc"].is_object() &&
-        plan["rpc"].contains("workers") && plan["rpc"]["workers"].is_array()) {
-      for (const auto& worker : plan["rpc"]["workers"]) {
-        if (worker.is_object() && worker.contains("endpoint") && worker["endpoint"].is_string()) {
-          outcome.rpc_workers.push_back(worker["endpoint"].get<std::string>());
-        }
-      }
-    }
-    record_stop(entry, launch::stop_server(ctx.sysroot, paths, grace));
-    outcome.entries.push_back(std::move(entry));
-  }
-  if (options.all) {
-    const auto candidates = outcome.listed;
-    for (StopEntry entry : candidates) {
-      if (entry.launched) {
-        continue;  // stopped above, through the pid file
-      }
-      const auto stat = sys::read_process_stat(ctx.sysroot, entry.pid);
-      if (!stat) {
-        entry.message = fmt::format("process {} exited before it was stopped", entry.pid);
-        entry.stopped = true;
-      } else {
-        record_stop(entry,
-                    launch::stop_process(ctx.sysroot, entry.pid, stat->start_time_ticks, grace));
-      }
-      outcome.entries.push_back(std::move(entry));
-    }
-  }
-  return outcome;
-}
+using launch::StopEntry;
+using launch::StopOutcome;
 
 std::string how(const StopEntry& entry) {
   if (!entry.message.empty()) {
@@ -207,7 +81,7 @@ std::string render_text(const StopOutcome& outcome) {
 nlohmann::json render_json(const StopOutcome& outcome) {
   nlohmann::json doc = report::make_document("stop");
   nlohmann::json pid_file = {{"path", outcome.pid_file_path},
-                             {"state", state_name(outcome.pid_file.state)},
+                             {"state", launch::pid_file_state_name(outcome.pid_file.state)},
                              {"removed", outcome.stale_removed}};
   if (outcome.pid_file.pid > 0) {
     pid_file["pid"] = outcome.pid_file.pid;
@@ -235,20 +109,25 @@ nlohmann::json render_json(const StopOutcome& outcome) {
 
 ExitCode run(const StopOptions& options, Context& ctx) {
   note_renamed(options.renamed, ctx);
-  auto outcome = compute(options, ctx);
-  if (!outcome) {
-    return report_failure(ctx, outcome.error());
+  const auto dir = trust::private_state_dir(ctx.env);
+  if (!dir) {
+    return report_failure(ctx, dir.error());  // no HOME (usage), or a state dir not believed
   }
+  const launch::StatePaths paths = launch::StatePaths::under(*dir);
+  const StopOutcome outcome = launch::stop_found(
+      ctx.sysroot, paths,
+      launch::find_servers_to_stop(ctx.sysroot, paths, {options.all, platform::current_uid()}),
+      milliseconds{static_cast<long>(options.grace_s * 1000.0)});
   if (options.json) {
-    auto doc = render_json(*outcome);
-    if (outcome->failed()) {
+    auto doc = render_json(outcome);
+    if (outcome.failed()) {
       report::add_failure(doc, to_int(ExitCode::failed), "a process could not be stopped");
     }
     *ctx.out << report::dump_document(doc);
   } else {
-    *ctx.out << render_text(*outcome);
+    *ctx.out << render_text(outcome);
   }
-  return outcome->failed() ? ExitCode::failed : ExitCode::ok;
+  return outcome.failed() ? ExitCode::failed : ExitCode::ok;
 }
 
 }  // namespace

@@ -52,6 +52,16 @@ int pidfd_send_signal_raw(int fd, int signal) {
 #endif
 }
 
+// waitpid(pid, WNOHANG), retried when a signal interrupts it: pid once reaped (its `status`
+// set), 0 while it runs, -1 when it is no child of ours.
+pid_t wait_no_hang(int pid, int& status) {
+  pid_t done = -1;
+  do {
+    done = ::waitpid(pid, &status, WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  return done;
+}
+
 }  // namespace
 
 Expected<Child> Child::spawn(const std::vector<std::string>& argv,
@@ -124,10 +134,7 @@ std::optional<ChildExit> Child::poll() {
     return m_exit;
   }
   int status = 0;
-  pid_t done = -1;
-  do {
-    done = ::waitpid(m_pid, &status, WNOHANG);
-  } while (done < 0 && errno == EINTR);
+  const pid_t done = wait_no_hang(m_pid, status);
   if (done == m_pid) {
     m_exit = decode(status);
   } else if (done < 0) {
@@ -174,10 +181,10 @@ Expected<ProcessHandle> ProcessHandle::open(int pid) {
   if (pid <= 0) {
     return Error{fmt::format("{} is not a process id", pid)};
   }
-  const int fd = pidfd_open_raw(pid);
-  if (fd >= 0) {
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return ProcessHandle(pid, fd);
+  Fd fd(pidfd_open_raw(pid));
+  if (fd.valid()) {
+    ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+    return ProcessHandle(pid, std::move(fd));
   }
   if (errno == ESRCH) {
     return Error{fmt::format("process {} has exited", pid)};
@@ -189,31 +196,22 @@ Expected<ProcessHandle> ProcessHandle::open(int pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) {
     return Error{fmt::format("process {} has exited", pid)};
   }
-  return ProcessHandle(pid, -1);
+  return ProcessHandle(pid, Fd());
 }
 
 ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
-    : m_pid(std::exchange(other.m_pid, -1)), m_fd(std::exchange(other.m_fd, -1)) {}
+    : m_pid(std::exchange(other.m_pid, -1)), m_fd(std::move(other.m_fd)) {}
 
 ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
   if (this != &other) {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
     m_pid = std::exchange(other.m_pid, -1);
-    m_fd = std::exchange(other.m_fd, -1);
+    m_fd = std::move(other.m_fd);
   }
   return *this;
 }
 
-ProcessHandle::~ProcessHandle() {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-  }
-}
-
 Status ProcessHandle::signal(int signal) const {
-  const int rc = m_fd >= 0 ? pidfd_send_signal_raw(m_fd, signal) : ::kill(m_pid, signal);
+  const int rc = m_fd.valid() ? pidfd_send_signal_raw(m_fd.get(), signal) : ::kill(m_pid, signal);
   if (rc == 0 || errno == ESRCH) {
     return {};
   }
@@ -226,8 +224,8 @@ bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
   while (true) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (m_fd >= 0) {
-      pollfd pfd{m_fd, POLLIN, 0};
+    if (m_fd.valid()) {
+      pollfd pfd{m_fd.get(), POLLIN, 0};
       const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
       if (ready > 0) {
         return true;
@@ -248,19 +246,20 @@ bool ProcessHandle::wait_exit(std::chrono::milliseconds timeout) const {
   }
 }
 
-Expected<int> open_log_for_append(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const int saved = errno;
-    return Error{fmt::format("cannot open the server log {}: {}{}", path.string(),
-                             std::strerror(saved),
-                             saved == ELOOP ? " (it is a symlink; remove it)" : "")};
+std::optional<ChildExit> reap_exited_child(int pid) {
+  int status = 0;
+  if (pid <= 0 || wait_no_hang(pid, status) != pid) {
+    return std::nullopt;
   }
-  return fd;
+  return decode(status);
 }
 
 unsigned current_uid() {
   return ::getuid();
+}
+
+int current_pid() {
+  return static_cast<int>(::getpid());
 }
 
 }  // namespace gb10tune::platform

@@ -15,30 +15,30 @@ int attribute(cudaDeviceAttr attr, int device) {
   return value;
 }
 
-gpu::GpuStatus status_of(cudaError_t error) {
+GpuStatus status_of(cudaError_t error) {
   switch (error) {
     case cudaErrorNoDevice:
-      return gpu::GpuStatus::no_device;
+      return GpuStatus::no_device;
     case cudaErrorInsufficientDriver:
     case cudaErrorSystemDriverMismatch:
     case cudaErrorCompatNotSupportedOnDevice:
-      return gpu::GpuStatus::no_driver;
+      return GpuStatus::no_driver;
     default:
-      return gpu::GpuStatus::error;
+      return GpuStatus::error;
   }
 }
 
 }  // namespace
 
-gpu::GpuReport query_cuda_devices() {
-  gpu::GpuReport report;
+GpuReport query_cuda_devices() {
+  GpuReport report;
   cudaRuntimeGetVersion(&report.runtime_version);
   cudaDriverGetVersion(&report.driver_cuda_version);  // 0 when no driver is installed
 
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess || count == 0) {
-    report.status = error == cudaSuccess ? gpu::GpuStatus::no_device : status_of(error);
+    report.status = error == cudaSuccess ? GpuStatus::no_device : status_of(error);
     report.detail = error == cudaSuccess
                         ? "the driver reports 0 devices"
                         : fmt::format("{}: {}", cudaGetErrorName(error), cudaGetErrorString(error));
@@ -46,14 +46,14 @@ gpu::GpuReport query_cuda_devices() {
     return report;
   }
 
-  report.status = gpu::GpuStatus::available;
+  report.status = GpuStatus::available;
   for (int index = 0; index < count; ++index) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
       cudaGetLastError();
       continue;
     }
-    gpu::GpuDevice device;
+    GpuDevice device;
     device.index = index;
     device.name = prop.name;
     device.cc_major = prop.major;
@@ -74,7 +74,7 @@ gpu::GpuReport query_cuda_devices() {
     report.devices.push_back(std::move(device));
   }
   if (report.devices.empty()) {
-    report.status = gpu::GpuStatus::error;
+    report.status = GpuStatus::error;
     report.detail = "cudaGetDeviceProperties failed for every device";
   }
   return report;

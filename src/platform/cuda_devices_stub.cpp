@@ -2,9 +2,9 @@
 
 namespace gb10tune::platform {
 
-gpu::GpuReport query_cuda_devices() {
-  gpu::GpuReport report;
-  report.status = gpu::GpuStatus::built_without_cuda;
+GpuReport query_cuda_devices() {
+  GpuReport report;
+  report.status = GpuStatus::built_without_cuda;
   report.detail = "not available: built without CUDA";
   return report;
 }

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "gb10tune/platform/fd.hpp"
+
 namespace gb10tune::platform {
 
 namespace fs = std::filesystem;
@@ -156,8 +158,8 @@ Expected<ExecutableChain> inspect_executable(const std::string& path) {
 }
 
 Expected<std::optional<FileRead>> read_file_nofollow(const fs::path& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) {
     const int error = errno;
     if (error == ENOENT) {
       return std::optional<FileRead>();
@@ -170,21 +172,19 @@ Expected<std::optional<FileRead>> read_file_nofollow(const fs::path& path, std::
   }
   FileRead result;
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(fd.get(), &st) != 0) {
     const int error = errno;
-    ::close(fd);
     return Error{fmt::format("cannot examine {}: {}", path.string(), std::strerror(error))};
   }
   result.facts = facts_of(path.string(), st);
   char buffer[8192];
   while (result.facts.is_regular() && result.content.size() < max_bytes) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n < 0) {
       const int error = errno;
-      ::close(fd);
       return Error{fmt::format("cannot read {}: {}", path.string(), std::strerror(error))};
     }
     if (n == 0) {
@@ -192,24 +192,48 @@ Expected<std::optional<FileRead>> read_file_nofollow(const fs::path& path, std::
     }
     result.content.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   if (result.content.size() > max_bytes) {
     result.content.resize(max_bytes);
   }
   return std::optional<FileRead>(std::move(result));
 }
 
+bool is_executable_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<FileStamp> file_stamp(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return FileStamp{static_cast<std::uint64_t>(st.st_size),
+                   static_cast<std::int64_t>(st.st_mtim.tv_sec)};
+}
+
+Expected<fs::path> make_temp_dir(std::string_view prefix) {
+  std::error_code ec;
+  const fs::path base = fs::temp_directory_path(ec);
+  if (ec) {
+    return Error{
+        fmt::format("no temporary directory to create {}XXXXXX in ($TMPDIR, else /tmp): {}", prefix,
+                    ec.message())};
+  }
+  std::string pattern = (base / fmt::format("{}XXXXXX", prefix)).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return Error{fmt::format("cannot create {}: {}", pattern, std::strerror(errno))};
+  }
+  return fs::path(pattern);
+}
+
 Status set_mode(const fs::path& path, unsigned mode) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0 || ::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid() || ::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
     const int error = errno;
-    if (fd >= 0) {
-      ::close(fd);
-    }
     return Error{fmt::format("cannot change the mode of {} to {:04o}: {}", path.string(), mode,
                              std::strerror(error))};
   }
-  ::close(fd);
   return {};
 }
 

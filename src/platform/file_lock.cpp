@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 namespace gb10tune::platform {
 
@@ -36,72 +37,44 @@ Expected<std::variant<FileLock, FileLock::Busy>> FileLock::try_acquire(
   // A holder may remove the file between our open and our flock (remove_and_release): then the
   // lock we got is on a file nobody else can find, and we try again on the new one.
   for (int attempt = 0; attempt < 10; ++attempt) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) {
       const int saved = errno;
       return Error{fmt::format("cannot open the lock file {}: {}{}", path.string(),
                                std::strerror(saved),
                                saved == ELOOP ? " (it is a symlink; remove it)" : "")};
     }
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
       const int saved = errno;
       if (saved == EWOULDBLOCK) {
-        Busy busy{read_holder(fd)};
-        ::close(fd);
-        return std::variant<FileLock, Busy>(busy);
+        return std::variant<FileLock, Busy>(Busy{read_holder(fd.get())});
       }
-      ::close(fd);
       return Error{fmt::format("cannot lock {}: {}", path.string(), std::strerror(saved))};
     }
     struct stat held {};
     struct stat named {};
-    if (::fstat(fd, &held) != 0 || ::lstat(path.c_str(), &named) != 0 ||
+    if (::fstat(fd.get(), &held) != 0 || ::lstat(path.c_str(), &named) != 0 ||
         held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
-      ::close(fd);
       continue;
     }
     if (!S_ISREG(held.st_mode)) {
-      ::close(fd);
       return Error{fmt::format("the lock file {} is not a regular file; remove it", path.string())};
     }
     const std::string pid = fmt::format("{}\n", ::getpid());
-    if (::ftruncate(fd, 0) != 0 ||
-        ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    if (::ftruncate(fd.get(), 0) != 0 ||
+        ::pwrite(fd.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
       // Holding the lock is what matters; the pid is only for messages.
     }
-    return std::variant<FileLock, Busy>(FileLock(path, fd));
+    return std::variant<FileLock, Busy>(FileLock(path, std::move(fd)));
   }
   return Error{fmt::format("cannot lock {}: it keeps being replaced", path.string())};
 }
 
-FileLock::FileLock(FileLock&& other) noexcept
-    : m_path(std::move(other.m_path)), m_fd(std::exchange(other.m_fd, -1)) {}
-
-FileLock& FileLock::operator=(FileLock&& other) noexcept {
-  if (this != &other) {
-    release();
-    m_path = std::move(other.m_path);
-    m_fd = std::exchange(other.m_fd, -1);
-  }
-  return *this;
-}
-
-FileLock::~FileLock() {
-  release();
-}
-
-void FileLock::release() {
-  if (m_fd >= 0) {
-    ::close(m_fd);  // closing the only descriptor releases the flock
-    m_fd = -1;
-  }
-}
-
 void FileLock::remove_and_release() {
-  if (m_fd >= 0) {
+  if (m_fd.valid()) {
     ::unlink(m_path.c_str());
   }
-  release();
+  m_fd.close();
 }
 
 }  // namespace gb10tune::platform

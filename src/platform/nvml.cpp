@@ -60,8 +60,8 @@ class Library {
 
 }  // namespace
 
-gpu::NvmlReport query_nvml() {
-  gpu::NvmlReport report;
+NvmlReport query_nvml() {
+  NvmlReport report;
   Library nvml("libnvidia-ml.so.1");
   if (!nvml.loaded()) {
     const char* why = ::dlerror();
@@ -123,7 +123,7 @@ gpu::NvmlReport query_nvml() {
         continue;
       }
       for (unsigned int i = 0; i < n && i < infos.size(); ++i) {
-        gpu::GpuProcessMemory entry;
+        GpuProcessMemory entry;
         entry.device_index = static_cast<int>(index);
         entry.pid = infos[i].pid;
         entry.used_known = infos[i].used_gpu_memory != kNvmlValueNotAvailable;

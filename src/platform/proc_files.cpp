@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "gb10tune/platform/fd.hpp"
+
 namespace gb10tune::platform {
 
 namespace {
@@ -27,13 +29,12 @@ int recorded_error(const Sysroot& root, std::string_view path) {
     return 0;
   }
   const std::string marker = root.resolve(path).string() + ".errno";
-  const int fd = ::open(marker.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const Fd fd(::open(marker.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     return 0;
   }
   char name[32] = {};
-  const ssize_t got = ::read(fd, name, sizeof(name) - 1);
-  ::close(fd);
+  const ssize_t got = ::read(fd.get(), name, sizeof(name) - 1);
   if (got <= 0) {
     return 0;
   }
@@ -62,15 +63,15 @@ RawRead read_raw(const Sysroot& root, std::string_view path, std::size_t max_byt
     result.error = recorded;
     return result;
   }
-  const int fd = ::open(result.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const Fd fd(::open(result.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     result.error = errno;
     return result;
   }
   char buffer[16384];
   while (result.content.size() < max_bytes) {
     const std::size_t want = std::min(sizeof(buffer), max_bytes - result.content.size());
-    const ssize_t got = ::read(fd, buffer, want);
+    const ssize_t got = ::read(fd.get(), buffer, want);
     if (got < 0) {
       if (errno == EINTR) {
         continue;
@@ -84,7 +85,6 @@ RawRead read_raw(const Sysroot& root, std::string_view path, std::size_t max_byt
     }
     result.content.append(buffer, static_cast<std::size_t>(got));
   }
-  ::close(fd);
   return result;
 }
 

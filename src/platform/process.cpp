@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/strings.hpp"
 
 extern char** environ;
@@ -23,25 +24,6 @@ namespace gb10tune::platform {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Closes a file descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : m_fd(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return m_fd; }
-  void reset() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = -1;
-  }
-
- private:
-  int m_fd;
-};
 
 // How long a program gets to end after SIGKILL before run_capture gives up on it.
 constexpr std::chrono::milliseconds kKillWait{5000};
@@ -138,7 +120,7 @@ Expected<CapturedRun> run_capture(const std::vector<std::string>& argv,
   const int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  write_end.reset();
+  write_end.close();
   if (rc != 0) {
     return Error{fmt::format("cannot run {}: {}", argv[0], std::strerror(rc))};
   }

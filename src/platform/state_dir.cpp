@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/platform/file_facts.hpp"
 
 namespace gb10tune::platform {
@@ -57,33 +58,31 @@ Status make_private_dir(const fs::path& dir) {
 Status write_file_atomic(const fs::path& path, std::string_view content) {
   const fs::path temp =
       path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return Error{fmt::format("cannot create {}: {}", temp.string(), std::strerror(errno))};
   }
-  if (::fchmod(fd, 0600) != 0) {  // 0600 whatever the umask took away
+  if (::fchmod(fd.get(), 0600) != 0) {  // 0600 whatever the umask took away
     const int saved = errno;
-    ::close(fd);
     ::unlink(temp.c_str());
     return Error{fmt::format("cannot set the mode of {}: {}", temp.string(), std::strerror(saved))};
   }
   std::size_t written = 0;
   while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    const ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n <= 0) {
       const int saved = errno;
-      ::close(fd);
       ::unlink(temp.c_str());
       return Error{fmt::format("cannot write {}: {}", temp.string(), std::strerror(saved))};
     }
     written += static_cast<std::size_t>(n);
   }
-  const bool synced = ::fsync(fd) == 0;
+  const bool synced = ::fsync(fd.get()) == 0;
   const int sync_errno = errno;
-  const bool closed = ::close(fd) == 0;
+  const bool closed = fd.close();
   if (!synced || !closed) {
     const int saved = synced ? errno : sync_errno;
     ::unlink(temp.c_str());

@@ -1,12 +1,13 @@
 #include "gb10tune/platform/sysroot.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "gb10tune/platform/fd.hpp"
 
 namespace gb10tune::platform {
 
@@ -32,29 +33,26 @@ fs::path Sysroot::resolve(std::string_view path) const {
 
 Expected<std::string> Sysroot::read_file(std::string_view path, std::size_t max_bytes) const {
   const fs::path on_disk = resolve(path);
-  const int fd = ::open(on_disk.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Error{fmt::format("cannot open {}: {}", on_disk.string(), std::strerror(errno))};
+  const auto fd = open_read_only(on_disk);
+  if (!fd) {
+    return Error{fmt::format("cannot open {}: {}", on_disk.string(), fd.error().message)};
   }
   std::string content;
   char buffer[8192];
   while (content.size() < max_bytes) {
     const std::size_t want = std::min(sizeof(buffer), max_bytes - content.size());
-    const ssize_t got = ::read(fd, buffer, want);
+    const ssize_t got = ::read(fd->get(), buffer, want);
     if (got < 0) {
       if (errno == EINTR) {
         continue;
       }
-      const int saved = errno;
-      ::close(fd);
-      return Error{fmt::format("cannot read {}: {}", on_disk.string(), std::strerror(saved))};
+      return Error{fmt::format("cannot read {}: {}", on_disk.string(), std::strerror(errno))};
     }
     if (got == 0) {
       break;
     }
     content.append(buffer, static_cast<std::size_t>(got));
   }
-  ::close(fd);
   return content;
 }
 

@@ -60,37 +60,35 @@ Error network_error(const std::string& peer, const std::string& what) {
   return Error{fmt::format("{}: {}", peer, what), ExitCode::failed};
 }
 
-// Connects one resolved address; the socket on success, else -1 with `why` set.
-int connect_one(const addrinfo& address, const std::string& peer, Deadline deadline,
-                std::string& why) {
-  const int fd = ::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                          address.ai_protocol);
-  if (fd < 0) {
+// Connects one resolved address; the socket on success, else none with `why` set.
+Fd connect_one(const addrinfo& address, const std::string& peer, Deadline deadline,
+               std::string& why) {
+  Fd fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                 address.ai_protocol));
+  if (!fd.valid()) {
     why = fmt::format("cannot open a socket for {}: {}", peer, std::strerror(errno));
-    return -1;
+    return fd;
   }
   int error = 0;
-  if (::connect(fd, address.ai_addr, address.ai_addrlen) != 0) {
+  if (::connect(fd.get(), address.ai_addr, address.ai_addrlen) != 0) {
     error = errno;
     if (error == EINPROGRESS) {
-      if (!wait_for(fd, POLLOUT, deadline)) {
+      if (!wait_for(fd.get(), POLLOUT, deadline)) {
         why = fmt::format("timed out connecting to {}", peer);
-        ::close(fd);
-        return -1;
+        return Fd();
       }
       socklen_t length = sizeof(error);
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length);
     }
   }
   if (error != 0) {
     why = error == ECONNREFUSED
               ? fmt::format("connection refused: nothing listens on {}", peer)
               : fmt::format("cannot connect to {}: {}", peer, std::strerror(error));
-    ::close(fd);
-    return -1;
+    return Fd();
   }
   const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
 }
 
@@ -178,38 +176,15 @@ Expected<TcpConnection> TcpConnection::connect(const std::string& host, int port
     return addresses.error();
   }
   std::string why = fmt::format("{} has no address", host);
-  int fd = -1;
-  for (const addrinfo* address = addresses->get(); address != nullptr && fd < 0;
+  Fd fd;
+  for (const addrinfo* address = addresses->get(); address != nullptr && !fd.valid();
        address = address->ai_next) {
     fd = connect_one(*address, peer, deadline, why);
   }
-  if (fd < 0) {
+  if (!fd.valid()) {
     return Error{why, ExitCode::failed};
   }
-  return TcpConnection(fd, peer);
-}
-
-TcpConnection::TcpConnection(TcpConnection&& other) noexcept
-    : m_fd(other.m_fd), m_peer(std::move(other.m_peer)) {
-  other.m_fd = -1;
-}
-
-TcpConnection& TcpConnection::operator=(TcpConnection&& other) noexcept {
-  if (this != &other) {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = other.m_fd;
-    m_peer = std::move(other.m_peer);
-    other.m_fd = -1;
-  }
-  return *this;
-}
-
-TcpConnection::~TcpConnection() {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-  }
+  return TcpConnection(std::move(fd), peer);
 }
 
 Status TcpConnection::send_all(const std::vector<std::uint8_t>& bytes, Deadline deadline) {
@@ -220,7 +195,7 @@ Status TcpConnection::send_all(const std::vector<std::uint8_t>& bytes, Deadline 
 Status TcpConnection::send_all(std::string_view bytes, Deadline deadline) {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    const ssize_t n = ::send(m_fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = ::send(m_fd.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
       continue;
@@ -229,7 +204,7 @@ Status TcpConnection::send_all(std::string_view bytes, Deadline deadline) {
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_for(m_fd, POLLOUT, deadline)) {
+      if (!wait_for(m_fd.get(), POLLOUT, deadline)) {
         return network_error(m_peer, "timed out sending");
       }
       continue;
@@ -244,7 +219,7 @@ Expected<std::size_t> TcpConnection::receive_some(std::string& out, std::size_t 
   const std::size_t before = out.size();
   out.resize(before + max);
   while (true) {
-    const ssize_t n = ::recv(m_fd, out.data() + before, max, 0);
+    const ssize_t n = ::recv(m_fd.get(), out.data() + before, max, 0);
     if (n >= 0) {
       out.resize(before + static_cast<std::size_t>(n));
       return static_cast<std::size_t>(n);
@@ -254,7 +229,7 @@ Expected<std::size_t> TcpConnection::receive_some(std::string& out, std::size_t 
       continue;
     }
     if (error == EAGAIN || error == EWOULDBLOCK) {
-      if (wait_for(m_fd, POLLIN, deadline)) {
+      if (wait_for(m_fd.get(), POLLIN, deadline)) {
         continue;
       }
       out.resize(before);
@@ -272,7 +247,7 @@ Expected<std::vector<std::uint8_t>> TcpConnection::receive_exact(std::size_t cou
   std::vector<std::uint8_t> bytes(count);
   std::size_t received = 0;
   while (received < count) {
-    const ssize_t n = ::recv(m_fd, bytes.data() + received, count - received, 0);
+    const ssize_t n = ::recv(m_fd.get(), bytes.data() + received, count - received, 0);
     if (n > 0) {
       received += static_cast<std::size_t>(n);
       continue;
@@ -285,7 +260,7 @@ Expected<std::vector<std::uint8_t>> TcpConnection::receive_exact(std::size_t cou
       continue;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!wait_for(m_fd, POLLIN, deadline)) {
+      if (!wait_for(m_fd.get(), POLLIN, deadline)) {
         return network_error(
             m_peer, fmt::format("no answer in time ({} of {} expected bytes)", received, count));
       }

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 
@@ -56,8 +56,7 @@ TEST(CliBenchServerStandIn, LoadingServerIsExitOneWithAHint) {
   // Bound at once, loading for 20 s: wait for the first (503) answer.
   bool bound = false;
   for (int i = 0; i < 100 && !bound; ++i) {
-    bound = platform::http_get(platform::Url{"http", "127.0.0.1", port, ""}, "/health", 200ms)
-                .has_value();
+    bound = http::http_get(http::Url{"http", "127.0.0.1", port, ""}, "/health", 200ms).has_value();
     if (!bound) {
       std::this_thread::sleep_for(50ms);
     }

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gb10tune/launch/shell_quote.hpp"
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "support/stand_in.hpp"
 #include "support/systemd_unit_reader.hpp"
@@ -906,7 +906,7 @@ TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
             0u)
       << cmd;
   // The same argv as the systemd unit, but on llama-swap's port.
-  EXPECT_NE(cmd.find(launch::shell_quote(f.model)), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find(shell_quote(f.model)), std::string::npos) << cmd;
   EXPECT_NE(cmd.find(" --port ${PORT}"), std::string::npos) << cmd;
   EXPECT_EQ(cmd.find("--port", cmd.find("--port") + 1), std::string::npos) << cmd;
   EXPECT_EQ(cmd.find("8080"), std::string::npos) << cmd;
@@ -979,8 +979,8 @@ TEST(CliLaunchStart, GroupWritableStateDirIsRefusedBeforeTheStart) {
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_TRUE(testing::contains(result.out, refusal)) << result.out;
   EXPECT_FALSE(std::filesystem::exists(state / "llama-server.pid"));
-  EXPECT_FALSE(platform::http_get(platform::Url{"http", "127.0.0.1", port, ""}, "/health",
-                                  std::chrono::milliseconds(300)))
+  EXPECT_FALSE(http::http_get(http::Url{"http", "127.0.0.1", port, ""}, "/health",
+                              std::chrono::milliseconds(300)))
       << "a server was started";
 }
 

@@ -34,6 +34,8 @@ const std::vector<std::pair<std::string, std::string>> kSettingOptions = {
     {"host", "--host"},
     {"port", "--port"},
     {"reserve", "--reserve"},
+    {"gpu_reserve", "--gpu-reserve"},
+    {"rpc_reserve", "--rpc-reserve"},
     {"overhead", "--overhead"},
     {"timeout_s", "--timeout"},
 };

@@ -50,7 +50,7 @@ struct Fixture {
       request.env.set(name, value);
     }
     request.paths = paths;
-    request.url = platform::Url{"http", "127.0.0.1", port, ""};
+    request.url = http::Url{"http", "127.0.0.1", port, ""};
     request.timeout = 30s;
     request.record.model_path = "/models/model.gguf";
     return request;

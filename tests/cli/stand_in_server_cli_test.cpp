@@ -7,8 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/http/server_api.hpp"
-#include "gb10tune/platform/http_client.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -17,9 +17,9 @@ namespace gb10tune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using platform::http_get;
-using platform::http_post_json;
-using platform::Url;
+using http::http_get;
+using http::http_post_json;
+using http::Url;
 
 Url local_url(int port) {
   return Url{"http", "127.0.0.1", port, ""};

@@ -13,6 +13,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/fake_proc.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/untrusted_binary.hpp"
@@ -110,12 +111,7 @@ TEST(CliStop, AllListsTheUsersServersAndRefusesToSignalACapturedMachine) {
   StopFixture f;
   // A captured machine with one llama-server of this user: listed, never signalled.
   TempDir root;
-  std::string fields =
-      "4242 (llama-server) S 1 4242 4242 0 -1 4194560 1 0 0 0 5 6 0 0 20 0 1 0 777";
-  for (int i = 0; i < 30; ++i) {
-    fields += " 0";
-  }
-  root.write("proc/4242/stat", fields + "\n");
+  root.write("proc/4242/stat", proc_stat_text(4242, "llama-server", 'S', 777));
   root.write("proc/4242/comm", "llama-server\n");
   root.write("proc/4242/cmdline", std::string("/opt/llama/llama-server\0--port\0008080\0", 36));
   root.write("proc/4242/status",

@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/environment.hpp"
-#include "gb10tune/platform/http_client.hpp"
 
 namespace gb10tune::testing {
 
@@ -128,9 +128,9 @@ std::string StandInServer::log() const {
 
 bool StandInServer::wait_ready(int port, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const platform::Url url{"http", "127.0.0.1", port, ""};
+  const http::Url url{"http", "127.0.0.1", port, ""};
   while (std::chrono::steady_clock::now() < deadline) {
-    const auto health = platform::http_get(url, "/health", std::chrono::milliseconds(500));
+    const auto health = http::http_get(url, "/health", std::chrono::milliseconds(500));
     if (health && health->status == 200) {
       return true;
     }
@@ -230,7 +230,7 @@ int start_stand_in_through_launch(const launch::StatePaths& paths,
     request.env.set(name, value);
   }
   request.paths = paths;
-  request.url = platform::Url{"http", "127.0.0.1", port, ""};
+  request.url = http::Url{"http", "127.0.0.1", port, ""};
   const std::atomic<bool> never{false};
   const auto started = launch::start_server(request, {}, never);
   EXPECT_TRUE(started) << started.error().message;

@@ -14,6 +14,18 @@ Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& nam
   return model::describe_model(*file);
 }
 
+GgufWriter llama_header(std::uint32_t blocks, std::uint32_t context, std::uint32_t embd,
+                        std::uint32_t heads, std::uint32_t kv_heads) {
+  GgufWriter w;
+  w.add("general.architecture", gguf_string("llama"))
+      .add("llama.block_count", gguf_uint32(blocks))
+      .add("llama.context_length", gguf_uint32(context))
+      .add("llama.embedding_length", gguf_uint32(embd))
+      .add("llama.attention.head_count", gguf_uint32(heads))
+      .add("llama.attention.head_count_kv", gguf_uint32(kv_heads));
+  return w;
+}
+
 GgufWriter report_model(std::uint32_t blocks, std::uint32_t nextn) {
   GgufWriter w;
   w.add("general.architecture", gguf_string("qwen35"))

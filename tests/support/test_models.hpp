@@ -15,6 +15,11 @@ namespace gb10tune::testing {
 // Parses the writer's bytes in memory and describes the model.
 Expected<model::ModelFacts> describe(const GgufWriter& w, const std::string& name = "model.gguf");
 
+// A llama header without tensors: `blocks` layers, a training context of `context` tokens,
+// width `embd`, `heads` attention heads of which `kv_heads` are KV heads (of embd / heads values).
+GgufWriter llama_header(std::uint32_t blocks, std::uint32_t context, std::uint32_t embd,
+                        std::uint32_t heads, std::uint32_t kv_heads);
+
 // The report's model (K13): Qwen3.x 27B, qwen35, 64 main layers plus `nextn` MTP blocks
 // (block_count = 64 + nextn), full attention every 4th layer, 4 KV heads of 256 dims, gated
 // delta net state (conv kernel 4, inner 6144, state 128, 16 groups). No tensors.

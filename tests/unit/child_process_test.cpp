@@ -12,6 +12,8 @@
 #include <csignal>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <thread>
 
 namespace gb10tune::platform {
 namespace {
@@ -90,6 +92,45 @@ TEST(ChildProcess, TerminateEndsAChildThatIgnoresNothing) {
   const ChildExit exit = child.terminate(2s);
   EXPECT_FALSE(exit.still_running);
   EXPECT_EQ(exit.signal, SIGTERM);
+}
+
+// reap_exited_child, polled until it has an answer (at most 2 s).
+std::optional<ChildExit> reaped_within_2s(int pid) {
+  std::optional<ChildExit> exit;
+  for (int i = 0; i < 400 && !exit; ++i) {
+    std::this_thread::sleep_for(5ms);
+    exit = reap_exited_child(pid);
+  }
+  return exit;
+}
+
+// A server spawned by a Child that is gone (as launch::start_server leaves it) is reaped by pid,
+// once, without blocking while it runs; a process that is no child of ours is never waited for.
+TEST(ChildProcess, AChildNoChildHoldsIsReapedByPidOnce) {
+  auto sleeper = Child::spawn({"/bin/sleep", "60"}, {}, STDERR_FILENO);
+  ASSERT_TRUE(sleeper) << sleeper.error().message;
+  const int pid = sleeper->pid();
+  EXPECT_FALSE(reap_exited_child(pid)) << "still running";
+  sleeper->signal(SIGKILL);
+  const auto killed = reaped_within_2s(pid);
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(killed->signal, SIGKILL);
+  EXPECT_FALSE(reap_exited_child(pid)) << "reaped already";
+
+  auto exiting = Child::spawn({"/bin/sh", "-c", "exit 3"}, {}, STDERR_FILENO);
+  ASSERT_TRUE(exiting) << exiting.error().message;
+  const auto exited = reaped_within_2s(exiting->pid());
+  ASSERT_TRUE(exited);
+  EXPECT_EQ(exited->exit_status, 3);
+  EXPECT_EQ(exited->signal, 0);
+
+  EXPECT_FALSE(reap_exited_child(1)) << "init is no child of ours";
+  EXPECT_FALSE(reap_exited_child(0)) << "never \"any child\"";
+  EXPECT_FALSE(reap_exited_child(-1));
+}
+
+TEST(ChildProcess, CurrentPidIsThisProcess) {
+  EXPECT_EQ(current_pid(), static_cast<int>(::getpid()));
 }
 
 }  // namespace

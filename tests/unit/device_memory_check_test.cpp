@@ -30,6 +30,7 @@ launch::LaunchRecord record_of(const model::ModelFacts& model, const plan::PlanC
   record.expected_kv_bytes = plan.cache_bytes();
   record.expected_load_bytes = plan.load_bytes();
   record.plan = report::plan_to_json(model, config, plan);
+  record.planned = launch::read_recorded_plan(record.plan);
   return record;
 }
 
@@ -195,6 +196,7 @@ TEST(DeviceMemoryCheck, RecordsWithoutAPerDevicePlanAreUnknownNeverOk) {
   record.expected_weights_bytes = 1ull << 30;
   record.expected_load_bytes = 2ull << 30;
   record.plan = {{"plan", {{"weights_bytes", 1ull << 30}}}};  // an older gb10tune's plan
+  record.planned = launch::read_recorded_plan(record.plan);
   Expectations expected = expectations_from_record(record);
   EXPECT_FALSE(expected.devices);
   gpu::NvmlReport nvml;
@@ -210,6 +212,7 @@ TEST(DeviceMemoryCheck, RecordsWithoutAPerDevicePlanAreUnknownNeverOk) {
       << findings[0].evidence;
 
   record.plan["plan"]["devices"] = nullptr;  // launched as one pool
+  record.planned = launch::read_recorded_plan(record.plan);
   expected = expectations_from_record(record);
   findings = check_device_memory(snapshot_with_rss(1ull << 30), nvml, expected);
   ASSERT_EQ(findings.size(), 1u);
@@ -225,6 +228,7 @@ TEST(DeviceMemoryCheck, RecordsWithoutAPerDevicePlanAreUnknownNeverOk) {
   // A record that predates pci_bus_id: matched when there is one GPU each.
   record.backend = "cuda";
   record.plan["plan"]["devices"] = {{"gpus", {{{"name", "CUDA0"}, {"total_bytes", 4ull << 30}}}}};
+  record.planned = launch::read_recorded_plan(record.plan);
   expected = expectations_from_record(record);
   findings = check_device_memory(snapshot_with_rss(1ull << 30), nvml, expected);
   ASSERT_EQ(findings.size(), 1u);

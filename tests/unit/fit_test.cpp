@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gb10tune/launch/launch_fit.hpp"
 #include "support/test_models.hpp"
 #include "support/units.hpp"
 
@@ -22,26 +23,12 @@ model::ModelFacts facts_of(const testing::GgufWriter& w, std::uint64_t weight_by
 }
 
 testing::GgufWriter small_llama() {
-  testing::GgufWriter w;
-  w.add("general.architecture", gguf_string("llama"))
-      .add("llama.block_count", gguf_uint32(8))
-      .add("llama.context_length", gguf_uint32(131072))
-      .add("llama.embedding_length", gguf_uint32(2048))
-      .add("llama.attention.head_count", gguf_uint32(16))
-      .add("llama.attention.head_count_kv", gguf_uint32(4));
-  return w;
+  return testing::llama_header(8, 131072, 2048, 16, 4);
 }
 
 // A random-weight llama of a few MB: 2 layers, 2 KV heads of 64 values (1 KiB of f16 KV per cell).
 testing::GgufWriter tiny_llama() {
-  testing::GgufWriter w;
-  w.add("general.architecture", gguf_string("llama"))
-      .add("llama.block_count", gguf_uint32(2))
-      .add("llama.context_length", gguf_uint32(4096))
-      .add("llama.embedding_length", gguf_uint32(256))
-      .add("llama.attention.head_count", gguf_uint32(4))
-      .add("llama.attention.head_count_kv", gguf_uint32(2));
-  return w;
+  return testing::llama_header(2, 4096, 256, 4, 2);
 }
 
 testing::GgufWriter gemma_swa() {
@@ -58,18 +45,14 @@ testing::GgufWriter gemma_swa() {
   return w;
 }
 
-// A fit request over `base` as launch makes it: -c = ctx per slot x slots, a unified pool when
-// `unified` and there are several slots.
+// A fit request over `base` configured as launch configures it (launch::config_for_knobs): -c =
+// ctx per slot x slots, a unified pool when the build has -kvu (`unified`) and there are several
+// slots (kv_unified auto).
 FitRequest request_for(const PlanConfig& base, const FitKnobs& asked, bool unified) {
   FitRequest r;
   r.asked = asked;
   r.configure = [base, unified](const FitKnobs& k) {
-    PlanConfig c = base;
-    c.slots = k.slots;
-    c.ctx_total = k.ctx_per_slot * k.slots;
-    c.kv_unified = unified && k.slots > 1;
-    c.cache_ram_bytes = k.cache_ram_bytes;
-    return c;
+    return launch::config_for_knobs(base, k, unified, "auto");
   };
   return r;
 }

@@ -1,4 +1,4 @@
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "support/hostile_peer.hpp"
 #include "support/stand_in.hpp"
 
-namespace gb10tune::platform {
+namespace gb10tune::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -306,4 +306,4 @@ TEST(HttpClient, SendsARequestLlamaServerAccepts) {
 }
 
 }  // namespace
-}  // namespace gb10tune::platform
+}  // namespace gb10tune::http

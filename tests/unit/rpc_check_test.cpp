@@ -12,7 +12,7 @@ using server::Finding;
 using server::Severity;
 
 // A record's "rpc" document: two workers, their planned buffers and load.
-json rpc_recorded() {
+json rpc_document() {
   json nodes = json::array();
   nodes.push_back({{"node", "10.0.0.2:50052"},
                    {"devices", {"RPC0"}},
@@ -27,6 +27,17 @@ json rpc_recorded() {
   workers.push_back({{"endpoint", "10.0.0.2:50052"}, {"protocol_version", "5.1.0"}});
   workers.push_back({{"endpoint", "10.0.0.3:50052"}, {"protocol_version", "5.1.0"}});
   return {{"head_protocol_version", "5.1.0"}, {"workers", workers}, {"nodes", nodes}};
+}
+
+// The record's workers as its reader reads them from a plan document holding `rpc`.
+launch::RecordedRpc rpc_as_read(const json& rpc) {
+  const launch::RecordedPlan planned = launch::read_recorded_plan({{"rpc", rpc}});
+  EXPECT_TRUE(planned.rpc);
+  return planned.rpc.value_or(launch::RecordedRpc{});
+}
+
+launch::RecordedRpc rpc_recorded() {
+  return rpc_as_read(rpc_document());
 }
 
 const Finding& rpc_find(const std::vector<Finding>& findings, const std::string& id,
@@ -104,8 +115,8 @@ TEST(RpcCheck, ADamagedRecordIsUnknownNotACrash) {
   verify::RpcWorkerAccess access;
   access.connect = [](const rpc::Endpoint&) -> Status { return {}; };
   std::vector<Finding> findings;
-  ASSERT_NO_THROW(findings =
-                      verify::check_rpc_workers(damaged, "x buffer size = 1 MiB", "", access));
+  ASSERT_NO_THROW(findings = verify::check_rpc_workers(rpc_as_read(damaged),
+                                                       "x buffer size = 1 MiB", "", access));
   ASSERT_EQ(findings.size(), 5u);  // two unreadable workers, three findings for h:1
   EXPECT_EQ(findings[0].severity, Severity::warn);
   EXPECT_EQ(findings[1].severity, Severity::warn);

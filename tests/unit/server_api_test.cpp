@@ -5,7 +5,7 @@
 namespace gb10tune::http {
 namespace {
 
-using platform::HttpResponse;
+using http::HttpResponse;
 
 // A /props answer shaped like llama-server 3f545be's (trimmed of the chat template). That
 // build shows the per-request default "none" in speculative.types even while the server runs

@@ -35,7 +35,7 @@ std::vector<std::string> verdicts(const VerifyResult& result) {
   for (const CheckGroup& group : result.servers[0].groups) {
     for (const Finding& finding : group.findings) {
       out.push_back(group.name + "/" + finding.id + "/" +
-                    std::string(report::severity_id(finding.severity)));
+                    std::string(server::severity_name(finding.severity)));
     }
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "gb10tune/watch/watch_events.hpp"
 #include "gb10tune/watch/watch_units.hpp"
+#include "support/fake_proc.hpp"
 #include "support/systemd_unit_reader.hpp"
 #include "support/test_context.hpp"
 
@@ -25,21 +26,11 @@ std::string meminfo_text(std::uint64_t available_kb) {
 }
 
 std::string stat_text(int pid, char state, std::uint64_t start_ticks) {
-  std::string fields = fmt::format(
-      "{} (llama-server) {} 1 {} {} 0 -1 4194560 1 0 0 0 5 6 0 0 "
-      "20 0 1 0 {}",
-      pid, state, pid, pid, start_ticks);
-  for (int i = 0; i < 30; ++i) {
-    fields += " 0";
-  }
-  return fields + "\n";
+  return testing::proc_stat_text(pid, "llama-server", state, start_ticks);
 }
 
 std::string status_text(std::uint64_t rss_kb) {
-  return fmt::format(
-      "Name:\tllama-server\nVmRSS:\t{} kB\nRssAnon:\t{} kB\nRssFile:\t0 kB\n"
-      "RssShmem:\t0 kB\n",
-      rss_kb, rss_kb);
+  return testing::proc_status_text("llama-server", rss_kb, 0);
 }
 
 TEST(WatchSampler, ReadsAMeminfoThatChangesBetweenSamples) {

@@ -11,6 +11,7 @@
 
 #include "gb10tune/gpu/gpu_info.hpp"
 #include "gb10tune/kernels/bandwidth.hpp"
+#include "gb10tune/plan/reserve.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::bench {
@@ -23,7 +24,6 @@ inline constexpr std::uint64_t kDefaultBufferBytes = std::uint64_t{1} << 30;
 // Pinning, filling and freeing 1 GiB took ~0.8 s of a 1.2 s quick bench on an H200, where the
 // pinned read is bound by the host link: 50.8-51.2 GB/s at 256 MiB, 49.9-51.2 at 1 GiB.
 inline constexpr std::uint64_t kQuickPinnedBytes = std::uint64_t{256} << 20;
-inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
 
 struct BandwidthOptions {
   std::uint64_t buffer_bytes = 0;  // 0: the default (1 GiB, >= 4x L2; quick pinned: 256 MiB)
@@ -31,7 +31,7 @@ struct BandwidthOptions {
   bool sweep = false;              // also device reads from 1 MiB up to the buffer size
   int samples = 0;                 // 0: 10 (5 with quick)
   int warmup = 0;  // 0: until steady, at least 3 (2 with quick); N: exactly N untimed runs
-  std::uint64_t reserve_bytes = kDefaultReserveBytes;
+  std::uint64_t reserve_bytes = plan::kDefaultReserveBytes;
   std::vector<kernels::Allocator> allocators;  // empty: all
   std::vector<kernels::Operation> operations;  // empty: all
   int device = 0;

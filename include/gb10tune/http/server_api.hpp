@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::http {
@@ -22,7 +22,7 @@ enum class HealthState {
 };
 
 // Classifies a /health answer (status first, then the error body of a 503). Never fails.
-HealthState classify_health(const platform::HttpResponse& response);
+HealthState classify_health(const http::HttpResponse& response);
 
 // The parts of /props that launch, verify and bench rely on.
 struct ServerProps {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/launch/recorded_plan.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
@@ -69,6 +70,9 @@ struct LaunchRecord {
   // rules): its figures are not to be judged against the process.
   bool plan_estimate = false;
   nlohmann::json plan;  // the full plan document, as `launch --dry-run --json` prints it
+  // What other commands use of `plan`, as read_recorded_plan reads it (record_from_json fills
+  // it; whoever sets `plan` in memory sets this from it too).
+  RecordedPlan planned;
   // Tuning rules (server::check_rules ids) the command failed: asked for by launch's own
   // settings and started with a warning (verify shows ⚠), or passed with --force (verify keeps
   // ✘). Empty in a record of an older gb10tune.
@@ -78,7 +82,8 @@ struct LaunchRecord {
 
 // The record as a JSON document (schema_version 1).
 nlohmann::json record_to_json(const LaunchRecord& record);
-// Parses a record; an Error naming `source` (a path) when a field is missing or mistyped.
+// Parses a record (the one reader of launch.json: `planned` is read from its plan document); an
+// Error naming `source` (a path) when a field is missing or mistyped.
 Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source);
 // Reads the record file (trust::read_private_file: the caller's, writable by no one else); an
 // Error with ExitCode::failed when absent, unreadable, or refused, naming the file and the fix.

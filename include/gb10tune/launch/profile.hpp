@@ -10,39 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/launch/setting_specs.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
-
-// The type of one setting's value.
-enum class SettingKind { text, integer, boolean, text_list };
-
-// One launch setting: its key in profiles, its type, its built-in default, its checks, and the
-// launch option that sets it. The one source of launch's --help for these options.
-struct SettingSpec {
-  std::string_view key;  // "slots", "ctx_per_slot", …
-  SettingKind kind = SettingKind::text;
-  nlohmann::json built_in;                // the default when no layer sets it
-  std::vector<std::string_view> choices;  // allowed texts; empty = any
-  std::int64_t min = 0;                   // integer range
-  std::int64_t max = 0;
-  std::string_view help;
-  // The launch option that takes its value, as CLI11 names it ("--model,-m"); "" when none (a
-  // flag pair such as --kvu/--no-kvu, or profiles only).
-  std::string_view option = {};
-  // What that option takes ("N", "SIZE"); "" = its choices ("on|off|auto").
-  std::string_view value_text = {};
-};
-
-// Every launch setting, in display order.
-const std::vector<SettingSpec>& launch_setting_specs();
-
-// The --help text of `spec`'s option: its help as a sentence, then in brackets the built-in
-// default (unless empty text), each shipped profile's value, and an integer's range.
-std::string setting_help(const SettingSpec& spec);
-
-// The value text of `spec`'s option: spec.value_text, else its choices joined with '|'.
-std::string setting_value_text(const SettingSpec& spec);
 
 // One layer of settings: where it comes from and what it sets.
 struct SettingsLayer {

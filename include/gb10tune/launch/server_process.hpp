@@ -12,12 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/launch/load_progress.hpp"
 #include "gb10tune/launch/start_failure.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/file_lock.hpp"
-#include "gb10tune/platform/http_client.hpp"
 #include "gb10tune/platform/sysroot.hpp"
 #include "gb10tune/util/expected.hpp"
 
@@ -76,7 +76,7 @@ struct StartRequest {
   std::vector<std::string> argv;  // argv[0] = absolute path of llama-server
   platform::Environment env;      // the child's whole environment
   StatePaths paths;
-  platform::Url url;                                             // where to poll /health
+  http::Url url;                                                 // where to poll /health
   std::chrono::milliseconds timeout = std::chrono::minutes(10);  // restarts on log progress
   // When set, replaces the /health poll for a server that speaks no HTTP (the RPC worker):
   // true once it answers as ready. Asked once before the start too: true then means the port

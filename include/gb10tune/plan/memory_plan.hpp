@@ -28,12 +28,11 @@
 #include "gb10tune/plan/cpu_repack.hpp"
 #include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/plan/projector_plan.hpp"
+#include "gb10tune/plan/reserve.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {
 
-// The default system reserve: memory the OS, the desktop and the page cache keep (K13).
-inline constexpr std::uint64_t kDefaultReserveBytes = 12'000'000'000ull;
 // The explicit extra margin on top of the modelled buffers and runtime: the largest part of
 // a loaded llama-server's memory the model did not explain in the runs checked was 20-40 MiB
 // (qwen35 on the CPU build, its MTP draft context); docs/memory-plan.md has every run.

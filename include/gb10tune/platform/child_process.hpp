@@ -3,11 +3,12 @@
 #pragma once
 
 #include <chrono>
-#include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::platform {
@@ -72,7 +73,7 @@ class ProcessHandle {
   ProcessHandle& operator=(ProcessHandle&& other) noexcept;
   ProcessHandle(const ProcessHandle&) = delete;
   ProcessHandle& operator=(const ProcessHandle&) = delete;
-  ~ProcessHandle();
+  ~ProcessHandle() = default;
 
   int pid() const { return m_pid; }
   // Sends `signal`. An Error naming the pid when it is not permitted (another user's process);
@@ -82,16 +83,21 @@ class ProcessHandle {
   bool wait_exit(std::chrono::milliseconds timeout) const;
 
  private:
-  ProcessHandle(int pid, int fd) : m_pid(pid), m_fd(fd) {}
+  ProcessHandle(int pid, Fd fd) : m_pid(pid), m_fd(std::move(fd)) {}
   int m_pid = -1;
-  int m_fd = -1;  // -1: no pidfd support, plain kill() and /proc polling
+  Fd m_fd;  // none: no pidfd support, plain kill() and /proc polling
 };
 
-// Opens `path` for appending server output: O_APPEND, created 0600, never through a symlink,
-// close-on-exec (the child gets its own copy through Child::spawn). An Error naming the path.
-Expected<int> open_log_for_append(const std::filesystem::path& path);
+// Reaps `pid`, a child of this process that no Child holds any more (a server that
+// launch::start_server spawned and left running), without blocking: its exit once it has ended,
+// nullopt while it runs or when it is no child of this process (never started here, or reaped
+// already).
+std::optional<ChildExit> reap_exited_child(int pid);
 
 // The real user id of this process.
 unsigned current_uid();
+
+// The process id of this process.
+int current_pid();
 
 }  // namespace gb10tune::platform

@@ -2,12 +2,12 @@
 // normal "no-driver" answer, not a failure to start).
 #pragma once
 
-#include "gb10tune/gpu/gpu_info.hpp"
+#include "gb10tune/platform/gpu_facts.hpp"
 
 namespace gb10tune::platform {
 
 // Asks the CUDA runtime for every device; never throws. In a build without CUDA the status
 // is built_without_cuda.
-gpu::GpuReport query_cuda_devices();
+GpuReport query_cuda_devices();
 
 }  // namespace gb10tune::platform

@@ -1,10 +1,13 @@
-// Who owns a file or directory and who may write it: the facts the trust rules (trust/*.hpp)
-// decide from. Nothing here decides anything.
+// Facts about files and directories, and a private temporary directory: who owns a file and who
+// may write it (what the trust rules, trust/*.hpp, decide from), whether it may be executed, its
+// size and age. Nothing here decides anything.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gb10tune/util/expected.hpp"
@@ -37,6 +40,12 @@ struct FileRead {
   std::string content;  // empty unless facts.is_regular()
 };
 
+// When a file was last changed and how big it is (stat(2), symlinks followed).
+struct FileStamp {
+  std::uint64_t size = 0;
+  std::int64_t modified_s = 0;  // seconds since the epoch
+};
+
 // The effective user id of this process (the one the kernel checks permissions with).
 unsigned effective_uid();
 
@@ -63,6 +72,19 @@ Expected<ExecutableChain> inspect_executable(const std::string& path);
 // path when it is a symlink or cannot be opened or read.
 Expected<std::optional<FileRead>> read_file_nofollow(const std::filesystem::path& path,
                                                      std::size_t max_bytes);
+
+// Whether `path` (symlinks followed) is a regular file that this process may execute
+// (access(2) with X_OK). False for anything that does not exist or cannot be examined.
+bool is_executable_file(const std::filesystem::path& path);
+
+// The size and modification time of `path` (symlinks followed); nullopt when it cannot be
+// examined.
+std::optional<FileStamp> file_stamp(const std::filesystem::path& path);
+
+// Creates a new directory `prefix` + "XXXXXX" (made unique) under the system's temporary
+// directory ($TMPDIR, else /tmp), mode 0700 (mkdtemp(3)); the caller removes it. An Error
+// saying why when there is no temporary directory or the new one cannot be created.
+Expected<std::filesystem::path> make_temp_dir(std::string_view prefix);
 
 // Sets the permission bits of `path` to `mode` without following a final symlink. An Error
 // naming the path when it cannot.

@@ -3,8 +3,10 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <variant>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::platform {
@@ -24,11 +26,11 @@ class FileLock {
   // else (a symlink, a directory, no permission).
   static Expected<std::variant<FileLock, Busy>> try_acquire(const std::filesystem::path& path);
 
-  FileLock(FileLock&& other) noexcept;
-  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(FileLock&& other) noexcept = default;
+  FileLock& operator=(FileLock&& other) noexcept = default;
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
-  ~FileLock();
+  ~FileLock() = default;  // closing the only descriptor releases the flock
 
   const std::filesystem::path& path() const { return m_path; }
   // Removes the lock file while still holding the lock (so that no one can hold a lock on
@@ -36,10 +38,9 @@ class FileLock {
   void remove_and_release();
 
  private:
-  FileLock(std::filesystem::path path, int fd) : m_path(std::move(path)), m_fd(fd) {}
-  void release();
+  FileLock(std::filesystem::path path, Fd fd) : m_path(std::move(path)), m_fd(std::move(fd)) {}
   std::filesystem::path m_path;
-  int m_fd = -1;
+  Fd m_fd;
 };
 
 }  // namespace gb10tune::platform

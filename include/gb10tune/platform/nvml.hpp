@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <optional>
 
-#include "gb10tune/gpu/gpu_info.hpp"
+#include "gb10tune/platform/gpu_facts.hpp"
 
 namespace gb10tune::platform {
 
 // Loads NVML, reads the driver version and the compute processes of every device, and
 // unloads it. A missing library or a failing call is reported in the result, never thrown.
-gpu::NvmlReport query_nvml();
+NvmlReport query_nvml();
 
 // NVML kept loaded and initialised for repeated per-process queries (a watch asking every
 // second: nvmlInit alone can take tens of milliseconds). Not copyable; shuts NVML down and

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::platform {
@@ -25,11 +27,11 @@ class TcpConnection {
   // name cannot be resolved (or not in time), refused, unreachable, timed out.
   static Expected<TcpConnection> connect(const std::string& host, int port, Deadline deadline);
 
-  TcpConnection(TcpConnection&& other) noexcept;
-  TcpConnection& operator=(TcpConnection&& other) noexcept;
+  TcpConnection(TcpConnection&& other) noexcept = default;
+  TcpConnection& operator=(TcpConnection&& other) noexcept = default;
   TcpConnection(const TcpConnection&) = delete;
   TcpConnection& operator=(const TcpConnection&) = delete;
-  ~TcpConnection();
+  ~TcpConnection() = default;
 
   // Sends every byte before `deadline`; an Error on a closed peer, a reset or the deadline.
   Status send_all(std::string_view bytes, Deadline deadline);
@@ -45,8 +47,8 @@ class TcpConnection {
   const std::string& peer() const { return m_peer; }
 
  private:
-  TcpConnection(int fd, std::string peer) : m_fd(fd), m_peer(std::move(peer)) {}
-  int m_fd = -1;
+  TcpConnection(Fd fd, std::string peer) : m_fd(std::move(fd)), m_peer(std::move(peer)) {}
+  Fd m_fd;
   std::string m_peer;
 };
 

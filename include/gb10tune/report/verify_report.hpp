@@ -9,9 +9,6 @@
 
 namespace gb10tune::report {
 
-// "ok", "warn", "fail" (the JSON ids of a severity).
-std::string_view severity_id(server::Severity severity);
-
 // One finding as verify's JSON writes it: id, fact, severity, summary, evidence, fix.
 nlohmann::json finding_to_json(const server::Finding& finding);
 

@@ -8,12 +8,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/launch/recorded_plan.hpp"
 #include "gb10tune/rpc/rpc_protocol.hpp"
 #include "gb10tune/server/rules.hpp"
 #include "gb10tune/util/expected.hpp"
@@ -38,10 +38,11 @@ struct RpcWorkerAccess {
   std::function<std::optional<LocalWorker>(const rpc::Endpoint&)> local;
 };
 
-// The findings for every worker of `rpc` (the launch record's plan "rpc" document):
+// The findings for every worker of `rpc` (what the launch record says of its workers):
 // rpc-worker-reachable, rpc-worker-build and rpc-worker-memory per worker. `head_log` is the
 // head's latest run's log text ("" when unread), `head_binary` its llama-server path.
-std::vector<server::Finding> check_rpc_workers(const nlohmann::json& rpc, std::string_view head_log,
+std::vector<server::Finding> check_rpc_workers(const launch::RecordedRpc& rpc,
+                                               std::string_view head_log,
                                                const std::string& head_binary,
                                                const RpcWorkerAccess& access);
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/platform/sysroot.hpp"
 #include "gb10tune/sys/meminfo.hpp"
 #include "gb10tune/util/expected.hpp"
@@ -26,8 +27,16 @@ MemInfoSource meminfo_from(platform::Sysroot root);
 // `--replay-meminfo`): an Error naming the file when one cannot be read or parsed.
 MemInfoSource meminfo_sequence(std::vector<std::filesystem::path> files);
 
+// meminfo_sequence over the files of `dir` in name order (`--replay-meminfo DIR`). A usage
+// Error naming the folder when it cannot be listed or holds no files.
+Expected<MemInfoSource> meminfo_replay(const std::filesystem::path& dir);
+
 // The memory NVML accounts to a pid (nullopt: no NVML, or no figure).
 using GpuBytesSource = std::function<std::optional<std::uint64_t>(int pid)>;
+
+// `backend`'s per-process figure where this machine (under `root`) has an NVIDIA GPU; empty (no
+// GPU figures) without one or without a backend. `backend` must outlive the source.
+GpuBytesSource gpu_bytes_source(gpu::GpuBackend* backend, const platform::Sysroot& root);
 
 // The process being watched: a pid and its start time (so that a reused pid is not taken for
 // the server). pid 0: none.

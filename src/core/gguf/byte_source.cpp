@@ -1,24 +1,16 @@
 #include "byte_source.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace gb10tune::gguf::detail {
 
 ByteSource::ByteSource(std::span<const std::uint8_t> bytes)
     : m_memory(bytes), m_size(bytes.size()), m_window_size(bytes.size()) {}
 
-ByteSource::ByteSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
-
-ByteSource::~ByteSource() {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-  }
-}
+ByteSource::ByteSource(platform::Fd fd, std::uint64_t size) : m_fd(std::move(fd)), m_size(size) {}
 
 Status ByteSource::fill_window() {
   const std::size_t want =
@@ -28,18 +20,14 @@ Status ByteSource::fill_window() {
   }
   std::size_t got = 0;
   while (got < want) {
-    const ssize_t n =
-        ::pread(m_fd, m_buffer.data() + got, want - got, static_cast<off_t>(m_position + got));
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return Error{std::strerror(errno)};
+    const auto n = platform::read_at(m_fd, m_position + got, m_buffer.data() + got, want - got);
+    if (!n) {
+      return n.error();
     }
-    if (n == 0) {
+    if (*n == 0) {
       return Error{"the file ended early (was it changed while being read?)"};
     }
-    got += static_cast<std::size_t>(n);
+    got += *n;
   }
   m_window_start = m_position;
   m_window_size = got;
@@ -53,7 +41,7 @@ Status ByteSource::read(void* out, std::size_t count) {
   auto* target = static_cast<std::uint8_t*>(out);
   while (count > 0) {
     if (m_position < m_window_start || m_position >= m_window_start + m_window_size) {
-      if (m_fd < 0) {
+      if (!m_fd.valid()) {
         throw std::logic_error("ByteSource: memory window out of range");
       }
       if (Status filled = fill_window(); !filled) {
@@ -61,7 +49,7 @@ Status ByteSource::read(void* out, std::size_t count) {
       }
     }
     const std::size_t in_window = static_cast<std::size_t>(m_position - m_window_start);
-    const std::uint8_t* from = m_fd >= 0 ? m_buffer.data() : m_memory.data();
+    const std::uint8_t* from = m_fd.valid() ? m_buffer.data() : m_memory.data();
     const std::size_t chunk = std::min(count, m_window_size - in_window);
     std::memcpy(target, from + in_window, chunk);
     target += chunk;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::gguf::detail {
@@ -17,11 +18,11 @@ class ByteSource {
 
   // Reads from `bytes`, which must outlive this source.
   explicit ByteSource(std::span<const std::uint8_t> bytes);
-  // Reads `size` bytes from the open descriptor `fd`, which this source closes.
-  ByteSource(int fd, std::uint64_t size);
+  // Reads `size` bytes from the open file `fd`, which this source owns.
+  ByteSource(platform::Fd fd, std::uint64_t size);
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
-  ~ByteSource();
+  ~ByteSource() = default;
 
   std::uint64_t size() const { return m_size; }
   std::uint64_t position() const { return m_position; }
@@ -36,7 +37,7 @@ class ByteSource {
   Status fill_window();
 
   std::span<const std::uint8_t> m_memory;
-  int m_fd = -1;
+  platform::Fd m_fd;  // none: reading from m_memory
   std::uint64_t m_size = 0;
   std::uint64_t m_position = 0;
   std::vector<std::uint8_t> m_buffer;

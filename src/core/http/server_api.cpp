@@ -62,7 +62,7 @@ std::string error_message(const json& doc) {
 
 }  // namespace
 
-HealthState classify_health(const platform::HttpResponse& response) {
+HealthState classify_health(const http::HttpResponse& response) {
   if (response.status == 200) {
     return HealthState::ready;
   }

@@ -136,6 +136,7 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   if (r.pid <= 0) {
     return fail(fmt::format("pid {} is not a process id", r.pid));
   }
+  r.planned = read_recorded_plan(r.plan);
   return r;
 }
 

@@ -1,26 +1,16 @@
 #include "gb10tune/launch/server_binary.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <ctime>
 #include <filesystem>
 
+#include "gb10tune/platform/file_facts.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::launch {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool is_executable_file(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
-}  // namespace
 
 std::string expand_home(const std::string& path, const platform::Environment& env) {
   if (path == "~" || starts_with(path, "~/")) {
@@ -39,7 +29,7 @@ Expected<std::string> resolve_server_binary(const std::string& name_or_path,
   if (name_or_path.find('/') != std::string::npos || starts_with(name_or_path, "~")) {
     std::error_code ec;
     const auto path = fs::absolute(expand_home(name_or_path, env), ec);
-    if (!is_executable_file(path)) {
+    if (!platform::is_executable_file(path)) {
       return Error{
           fmt::format("llama-server {} {}; {}", path.string(),
                       fs::exists(path, ec) ? "is not an executable file" : "does not exist", how),
@@ -53,7 +43,7 @@ Expected<std::string> resolve_server_binary(const std::string& name_or_path,
       continue;
     }
     const auto candidate = fs::path(std::string(dir)) / name_or_path;
-    if (is_executable_file(candidate)) {
+    if (platform::is_executable_file(candidate)) {
       std::error_code ec;
       return fs::absolute(candidate, ec).lexically_normal().string();
     }
@@ -65,16 +55,16 @@ std::string server_build_identity(const std::string& path) {
   std::error_code ec;
   const fs::path real = fs::canonical(path, ec);
   const std::string name = ec ? path : real.string();
-  struct stat st {};
-  if (::stat(name.c_str(), &st) != 0) {
+  const auto stamp = platform::file_stamp(name);
+  if (!stamp) {
     return name;
   }
   std::tm tm{};
-  const std::time_t modified = st.st_mtim.tv_sec;
+  const auto modified = static_cast<std::time_t>(stamp->modified_s);
   ::gmtime_r(&modified, &tm);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return fmt::format("{}, {} bytes, {}", name, st.st_size, when);
+  return fmt::format("{}, {} bytes, {}", name, stamp->size, when);
 }
 
 }  // namespace gb10tune::launch

@@ -1,8 +1,5 @@
 // start_server: spawn llama-server detached, record it, and wait for /health.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,10 +13,12 @@
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/platform/log_file.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 
 namespace gb10tune::launch {
@@ -46,29 +45,6 @@ std::string iso_now() {
   return text;
 }
 
-// argv for the log header, quoted so that it can be pasted into a shell.
-std::string quote_argv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& arg : argv) {
-    if (!out.empty()) {
-      out += ' ';
-    }
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789-_./=:,+@%") == std::string::npos;
-    if (plain) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) {
-      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    out += '\'';
-  }
-  return out;
-}
-
 // The size of `path`, 0 when it cannot be read.
 std::uintmax_t size_of(const fs::path& path) {
   std::error_code ec;
@@ -92,15 +68,6 @@ std::string read_from(const fs::path& path, std::uintmax_t from, std::size_t max
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
-}
-
-void append_line(const fs::path& path, const std::string& line) {
-  auto fd = platform::open_log_for_append(path);
-  if (fd) {
-    const std::string text = line + "\n";
-    [[maybe_unused]] const ssize_t n = ::write(*fd, text.data(), text.size());
-    ::close(*fd);
-  }
 }
 
 std::string describe_exit(const platform::ChildExit& exit) {
@@ -215,7 +182,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
           fmt::format("{} already answers, before anything was started", request.url.to_string()),
           "", "", paths.log);
     }
-  } else if (const auto answer = platform::http_get(request.url, "/health", milliseconds(300))) {
+  } else if (const auto answer = http::http_get(request.url, "/health", milliseconds(300))) {
     return failure_error(
         StartFailure::port_in_use,
         fmt::format("{} already answers HTTP with status {}, before anything was started",
@@ -228,16 +195,14 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     return Error{log_fd.error().message, ExitCode::server_failed};
   }
   const std::string header = fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion,
-                                         iso_now(), quote_argv(request.argv));
-  const off_t header_at = ::lseek(*log_fd, 0, SEEK_END);
-  [[maybe_unused]] const ssize_t written = ::write(*log_fd, header.data(), header.size());
-  const std::uintmax_t region =
-      static_cast<std::uintmax_t>(std::max<off_t>(0, header_at)) + header.size();
+                                         iso_now(), shell_join(request.argv));
+  const std::uintmax_t region = platform::append_text(*log_fd, header) + header.size();
 
-  auto spawned = platform::Child::spawn(argv, request.env.to_strings(), *log_fd);
-  ::close(*log_fd);
+  auto spawned = platform::Child::spawn(argv, request.env.to_strings(), log_fd->get());
+  log_fd->close();
   if (!spawned) {
-    append_line(paths.log, fmt::format("==== {} launch: {}", kToolName, spawned.error().message));
+    platform::append_line(paths.log,
+                          fmt::format("==== {} launch: {}", kToolName, spawned.error().message));
     return failure_error(StartFailure::spawn_failed, spawned.error().message, "", "", paths.log);
   }
   platform::Child child = std::move(spawned).value();
@@ -294,8 +259,9 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
     }
     const std::string text = log.text();
     std::string evidence = failure_evidence(text, failure);
-    append_line(paths.log, fmt::format("==== {} launch: llama-server did not become ready: {}",
-                                       kToolName, failure_name(failure)));
+    platform::append_line(
+        paths.log, fmt::format("==== {} launch: llama-server did not become ready: {}", kToolName,
+                               failure_name(failure)));
     clear_launch_state(paths);
     return failure_error(failure, how, evidence, text, paths.log);
   };
@@ -325,8 +291,8 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
             "killed by SIGKILL, most likely by the kernel's out-of-memory killer (see `journalctl "
             "-k | grep -i oom`)";
       }
-      append_line(paths.log, fmt::format("==== {} launch: llama-server exited: {}", kToolName,
-                                         failure_name(failure)));
+      platform::append_line(paths.log, fmt::format("==== {} launch: llama-server exited: {}",
+                                                   kToolName, failure_name(failure)));
       clear_launch_state(paths);
       return failure_error(failure, how, evidence, text, paths.log);
     }
@@ -355,7 +321,7 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
       continue;
     }
     const auto health =
-        platform::http_get(request.url, "/health", kHealthTimeout, platform::kSmallAnswerBytes);
+        http::http_get(request.url, "/health", kHealthTimeout, http::kSmallAnswerBytes);
     if (health && http::classify_health(*health) == http::HealthState::ready) {
       // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
       // 200) or a few answers in a row rule out another server that took the port.

@@ -1,12 +1,12 @@
 // stop_server and stop_process: signal a server only after proving it is the recorded one.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/platform/log_file.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/version.hpp"
 #include "server_identity.hpp"
@@ -63,14 +63,10 @@ Expected<StopResult> signal_checked(const platform::Sysroot& root, int pid,
 }
 
 void note_in_log(const std::filesystem::path& log, const StopResult& stopped, std::string_view by) {
-  if (auto fd = platform::open_log_for_append(log)) {
-    const std::string line =
-        fmt::format("==== {} {}: pid {} {} after {:.1f} s\n", kToolName, by, stopped.pid,
-                    stopped.killed ? "killed with SIGKILL" : "ended on SIGTERM",
-                    static_cast<double>(stopped.took.count()) / 1000.0);
-    [[maybe_unused]] const ssize_t n = ::write(*fd, line.data(), line.size());
-    ::close(*fd);
-  }
+  platform::append_line(
+      log, fmt::format("==== {} {}: pid {} {} after {:.1f} s", kToolName, by, stopped.pid,
+                       stopped.killed ? "killed with SIGKILL" : "ended on SIGTERM",
+                       static_cast<double>(stopped.took.count()) / 1000.0));
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "gb10tune/util/shell_quote.hpp"
+
 namespace gb10tune::probe {
 
 namespace {
@@ -102,12 +104,8 @@ BuildAdvice make_build_advice(const sys::CpuInfo& cpu, const gpu::GpuReport& gpu
   }
   defs.push_back("-DCMAKE_BUILD_TYPE=Release");
 
-  std::vector<std::string> quoted;
-  for (const std::string& def : defs) {
-    // A list value holds ';', which a shell would take as a command separator.
-    quoted.push_back(def.find(';') == std::string::npos ? def : fmt::format("'{}'", def));
-  }
-  advice.configure_command = fmt::format("cmake -B build {}", fmt::join(quoted, " "));
+  // A list value holds ';', which a shell would take as a command separator.
+  advice.configure_command = "cmake -B build " + shell_join(defs);
   advice.build_command = fmt::format(
       "cmake --build build --config Release -j {} --target "
       "llama-server",

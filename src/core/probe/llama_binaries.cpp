@@ -1,8 +1,8 @@
 #include "gb10tune/probe/llama_binaries.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
+#include "gb10tune/platform/file_facts.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -21,11 +21,6 @@ constexpr std::string_view kHomeBuildDirs[] = {
     "git/llama.cpp/build/bin", "projects/llama.cpp/build/bin", "llama.cpp/build-cuda/bin",
 };
 constexpr std::string_view kSystemBuildDirs[] = {"/opt/llama.cpp/build/bin"};
-
-bool is_executable_file(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
 
 // Parses "(build 11312, commit abc)" or "(abc1234)" after the version word.
 void parse_parenthesised(std::string_view inner, LlamaVersion& out) {
@@ -98,7 +93,7 @@ std::vector<LlamaServerBinary> find_llama_servers(const platform::Environment& e
 
   if (explicit_path) {
     const fs::path path(*explicit_path);
-    if (is_executable_file(path)) {
+    if (platform::is_executable_file(path)) {
       add(path, "--llama-server");
     } else {
       LlamaServerBinary missing;
@@ -117,7 +112,7 @@ std::vector<LlamaServerBinary> find_llama_servers(const platform::Environment& e
         continue;  // an empty entry means the current directory; not searched on purpose
       }
       const fs::path candidate = fs::path(dir) / kBinaryName;
-      if (is_executable_file(candidate)) {
+      if (platform::is_executable_file(candidate)) {
         add(candidate, "PATH");
       }
     }
@@ -132,7 +127,7 @@ std::vector<LlamaServerBinary> find_llama_servers(const platform::Environment& e
     build_dirs.emplace_back(dir);
   }
   for (const fs::path& dir : build_dirs) {
-    if (is_executable_file(dir / kBinaryName)) {
+    if (platform::is_executable_file(dir / kBinaryName)) {
       add(dir / kBinaryName, "build folder");
     }
   }

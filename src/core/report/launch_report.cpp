@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "gb10tune/launch/shell_quote.hpp"
 #include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -94,9 +94,8 @@ json launch_to_json(const LaunchPreview& p) {
   doc["profile"] = {{"name", p.profile}, {"reason", p.profile_reason}};
   doc["settings"] = settings;
   doc["environment"] = {{"changes", changes}, {"removed", removed}};
-  doc["command_line"] = {{"argv", p.command->argv},
-                         {"shell", launch::shell_join(p.command->argv)},
-                         {"pieces", pieces}};
+  doc["command_line"] = {
+      {"argv", p.command->argv}, {"shell", shell_join(p.command->argv)}, {"pieces", pieces}};
   doc["adaptations"] = p.command->adaptations;
   doc["warnings"] = launch_warnings(*p.command, *p.environment, *p.rules);
   doc["rules"] = rules;
@@ -164,12 +163,8 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
     out += '\n' + style.bold("command line") + " (option ← rule)\n";
     for (const auto& piece : p.command->pieces) {
       const auto* rule = launch::find_launch_rule(piece.rule);
-      std::string args;
-      for (const auto& a : piece.args) {
-        args += (args.empty() ? "" : " ") + launch::shell_quote(a);
-      }
       out += fmt::format(
-          "  {:<34} {}{}\n", args,
+          "  {:<34} {}{}\n", shell_join(piece.args),
           rule && !rule->fact.empty() ? fmt::format("[{}] ", rule->fact) : std::string(),
           rule ? rule->why : piece.rule);
     }
@@ -214,7 +209,7 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
       out += "  - " + w + '\n';
     }
   }
-  out += '\n' + style.bold("command") + '\n' + launch::shell_join(p.command->argv) + '\n';
+  out += '\n' + style.bold("command") + '\n' + shell_join(p.command->argv) + '\n';
   return out;
 }
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gb10tune/launch/shell_quote.hpp"
+#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -141,7 +141,7 @@ std::string render_rpc_text(const RpcPreview& rpc, const TextStyle& style) {
     }
     if (i < rpc.worker_argv.size()) {
       out += "    or by hand:      env -u GGML_CUDA_ENABLE_UNIFIED_MEMORY " +
-             launch::shell_join(rpc.worker_argv[i]) + '\n';
+             shell_join(rpc.worker_argv[i]) + '\n';
     }
   }
   return out;

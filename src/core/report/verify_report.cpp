@@ -44,22 +44,10 @@ struct Counts {
 nlohmann::json finding_to_json(const Finding& finding) {
   return {{"id", finding.id},
           {"fact", finding.fact},
-          {"severity", severity_id(finding.severity)},
+          {"severity", server::severity_name(finding.severity)},
           {"summary", finding.summary},
           {"evidence", finding.evidence},
           {"fix", finding.fix}};
-}
-
-std::string_view severity_id(Severity severity) {
-  switch (severity) {
-    case Severity::ok:
-      return "ok";
-    case Severity::warn:
-      return "warn";
-    case Severity::fail:
-      return "fail";
-  }
-  return "fail";
 }
 
 int verify_exit_code(const verify::VerifyResult& result, bool strict) {
@@ -70,7 +58,7 @@ int verify_exit_code(const verify::VerifyResult& result, bool strict) {
 nlohmann::json verify_to_json(const verify::VerifyResult& result, bool strict) {
   nlohmann::json doc = make_document("verify");
   doc["strict"] = strict;
-  doc["verdict"] = severity_id(result.worst());
+  doc["verdict"] = server::severity_name(result.worst());
   doc["exit_code"] = verify_exit_code(result, strict);
   doc["error"] =
       result.no_server.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.no_server);
@@ -93,7 +81,7 @@ nlohmann::json verify_to_json(const verify::VerifyResult& result, bool strict) {
                        {"exe", server.exe},
                        {"found_by", server.found_by},
                        {"url", server.url},
-                       {"verdict", severity_id(server.worst())},
+                       {"verdict", server::severity_name(server.worst())},
                        {"checks", std::move(checks)}});
   }
   doc["servers"] = std::move(servers);

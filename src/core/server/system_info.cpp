@@ -1,11 +1,11 @@
 #include "gb10tune/server/system_info.hpp"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <system_error>
 
+#include "gb10tune/platform/file_facts.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -48,16 +48,16 @@ Expected<std::string> read_build_system_info(const std::string& server_path,
   if (!program) {
     return program.error();
   }
-  std::error_code ec;
-  std::string pattern = (fs::temp_directory_path(ec) / "gb10tune-sysinfo-XXXXXX").string();
-  if (ec || mkdtemp(pattern.data()) == nullptr) {
+  const auto made = platform::make_temp_dir("gb10tune-sysinfo-");
+  if (!made) {
     return Error{fmt::format("cannot create a private temporary directory to run {}", server_path)};
   }
-  const fs::path dir(pattern);
+  const fs::path dir = *made;
   const auto run =
       platform::run_capture({*program, "-lv", "4", "-m", (dir / "no-model.gguf").string(), "--host",
                              (dir / "probe.sock").string()},
                             timeout, 1 << 20);
+  std::error_code ec;
   fs::remove_all(dir, ec);
   if (!run) {
     return Error{fmt::format("cannot run {}: {}", server_path, run.error().message)};

@@ -224,41 +224,65 @@ ProcResult<platform::Environment> read_process_environ(const platform::Sysroot& 
   return env;
 }
 
-ProcResult<ProcessMemory> parse_status_memory(std::string_view text, std::string_view source) {
-  ProcessMemory memory;
-  memory.source = std::string(source);
-  bool have_rss = false;
-  bool have_anon = false;
+namespace {
+
+// One "Key:   1234 kB" field of a /proc memory file and where its value goes.
+struct KibField {
+  std::string_view key;
+  std::uint64_t* target;
+};
+
+// Reads the `fields` of `text` (other lines are passed over); the keys found, or an Error for a
+// listed field whose value is not a size in kB.
+ProcResult<std::vector<std::string_view>> read_kib_fields(std::string_view text,
+                                                          std::string_view source,
+                                                          const std::vector<KibField>& fields) {
+  std::vector<std::string_view> found;
   for (std::string_view line : split(text, '\n')) {
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) {
       continue;
     }
     const std::string_view key = line.substr(0, colon);
-    std::uint64_t* target = nullptr;
-    if (key == "VmRSS") {
-      target = &memory.vm_rss;
-      have_rss = true;
-    } else if (key == "RssAnon") {
-      target = &memory.rss_anon;
-      have_anon = true;
-    } else if (key == "RssFile") {
-      target = &memory.rss_file;
-    } else if (key == "RssShmem") {
-      target = &memory.rss_shmem;
-    } else if (key == "VmHWM") {
-      target = &memory.vm_hwm.emplace();
-    } else {
+    const auto field =
+        std::find_if(fields.begin(), fields.end(), [&](const KibField& f) { return f.key == key; });
+    if (field == fields.end()) {
       continue;
     }
     const auto value = kib_value(line.substr(colon + 1));
     if (!value) {
       return malformed(source, fmt::format("'{}' is not a size in kB", trim(line)));
     }
-    *target = *value;
+    *field->target = *value;
+    found.push_back(field->key);
   }
-  if (!have_rss || !have_anon) {
+  return found;
+}
+
+bool has_key(const std::vector<std::string_view>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+}  // namespace
+
+ProcResult<ProcessMemory> parse_status_memory(std::string_view text, std::string_view source) {
+  ProcessMemory memory;
+  memory.source = std::string(source);
+  std::uint64_t hwm = 0;
+  const auto found = read_kib_fields(text, source,
+                                     {{"VmRSS", &memory.vm_rss},
+                                      {"RssAnon", &memory.rss_anon},
+                                      {"RssFile", &memory.rss_file},
+                                      {"RssShmem", &memory.rss_shmem},
+                                      {"VmHWM", &hwm}});
+  if (!found) {
+    return found.error();
+  }
+  if (!has_key(*found, "VmRSS") || !has_key(*found, "RssAnon")) {
     return malformed(source, "no VmRSS/RssAnon lines (a zombie, or a kernel before 4.5)");
+  }
+  if (has_key(*found, "VmHWM")) {
+    memory.vm_hwm = hwm;
   }
   return memory;
 }
@@ -267,31 +291,15 @@ ProcResult<ProcessMemory> parse_smaps_rollup_memory(std::string_view text,
                                                     std::string_view source) {
   ProcessMemory memory;
   memory.source = std::string(source);
-  bool have_rss = false;
-  for (std::string_view line : split(text, '\n')) {
-    const std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos) {
-      continue;
-    }
-    const std::string_view key = line.substr(0, colon);
-    std::uint64_t* target = nullptr;
-    if (key == "Rss") {
-      target = &memory.vm_rss;
-      have_rss = true;
-    } else if (key == "Anonymous") {
-      target = &memory.rss_anon;
-    } else if (key == "Pss_Shmem") {
-      target = &memory.rss_shmem;  // Pss, the closest figure smaps_rollup has
-    } else {
-      continue;
-    }
-    const auto value = kib_value(line.substr(colon + 1));
-    if (!value) {
-      return malformed(source, fmt::format("'{}' is not a size in kB", trim(line)));
-    }
-    *target = *value;
+  const auto found = read_kib_fields(
+      text, source,
+      {{"Rss", &memory.vm_rss},
+       {"Anonymous", &memory.rss_anon},
+       {"Pss_Shmem", &memory.rss_shmem}});  // Pss, the closest figure smaps_rollup has
+  if (!found) {
+    return found.error();
   }
-  if (!have_rss) {
+  if (!has_key(*found, "Rss")) {
     return malformed(source, "no Rss line");
   }
   const std::uint64_t accounted = memory.rss_anon + memory.rss_shmem;

@@ -1,18 +1,26 @@
 #include "gb10tune/trust/path_rules.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
+
+#include <filesystem>
 
 namespace gb10tune::trust {
 
 namespace {
 
-constexpr unsigned kGroupOrOthersWrite = S_IWGRP | S_IWOTH;
+// Permission bits of a mode (st_mode), as std::filesystem names them (the POSIX values).
+constexpr unsigned mode_bits(std::filesystem::perms perms) {
+  return static_cast<unsigned>(perms);
+}
+constexpr unsigned kGroupWrite = mode_bits(std::filesystem::perms::group_write);
+constexpr unsigned kOthersWrite = mode_bits(std::filesystem::perms::others_write);
+constexpr unsigned kSticky = mode_bits(std::filesystem::perms::sticky_bit);
+constexpr unsigned kGroupOrOthersWrite = kGroupWrite | kOthersWrite;
 
 // "its group", "others", "its group and others": who besides the owner may write.
 std::string writers(unsigned mode) {
-  const bool group = (mode & S_IWGRP) != 0;
-  const bool others = (mode & S_IWOTH) != 0;
+  const bool group = (mode & kGroupWrite) != 0;
+  const bool others = (mode & kOthersWrite) != 0;
   return group && others ? "its group and others" : group ? "its group" : "others";
 }
 
@@ -74,7 +82,7 @@ BinaryVerdict judge_directory(const platform::ExecutableChain& chain,
                     owner_for_command(dir), owner_for_command(dir)));
   }
   const bool writable = (dir.mode & kGroupOrOthersWrite) != 0;
-  const bool sticky = (dir.mode & S_ISVTX) != 0;
+  const bool sticky = (dir.mode & kSticky) != 0;
   if (writable && (own || !sticky)) {
     return not_runnable(
         chain,

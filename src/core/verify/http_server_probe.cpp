@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/http/server_api.hpp"
-#include "gb10tune/platform/http_client.hpp"
 
 namespace gb10tune::verify {
 
@@ -34,7 +34,7 @@ namespace {
 
 class HttpServerProbe final : public ServerProbe {
  public:
-  HttpServerProbe(Expected<platform::Url> url, std::chrono::milliseconds timeout,
+  HttpServerProbe(Expected<http::Url> url, std::chrono::milliseconds timeout,
                   std::chrono::milliseconds smoke_timeout)
       : m_url(std::move(url)), m_timeout(timeout), m_smoke_timeout(smoke_timeout) {}
 
@@ -44,8 +44,7 @@ class HttpServerProbe final : public ServerProbe {
       answer.detail = m_url.error().message;
       return answer;
     }
-    const auto response =
-        platform::http_get(*m_url, "/health", m_timeout, platform::kSmallAnswerBytes);
+    const auto response = http::http_get(*m_url, "/health", m_timeout, http::kSmallAnswerBytes);
     if (!response) {
       answer.detail = response.error().message;
       return answer;
@@ -92,7 +91,7 @@ class HttpServerProbe final : public ServerProbe {
         {"temperature", 0},
         {"stream", false}};
     const auto response =
-        platform::http_post_json(*m_url, "/v1/chat/completions", request.dump(), m_smoke_timeout);
+        http::http_post_json(*m_url, "/v1/chat/completions", request.dump(), m_smoke_timeout);
     if (!response) {
       return response.error();
     }
@@ -115,7 +114,7 @@ class HttpServerProbe final : public ServerProbe {
     if (!m_url) {
       return m_url.error();
     }
-    const auto response = platform::http_get(*m_url, path, m_timeout);
+    const auto response = http::http_get(*m_url, path, m_timeout);
     if (!response) {
       return response.error();
     }
@@ -125,7 +124,7 @@ class HttpServerProbe final : public ServerProbe {
     return response->body;
   }
 
-  Expected<platform::Url> m_url;
+  Expected<http::Url> m_url;
   std::chrono::milliseconds m_timeout;
   std::chrono::milliseconds m_smoke_timeout;
 };
@@ -135,7 +134,7 @@ class HttpServerProbe final : public ServerProbe {
 std::unique_ptr<ServerProbe> make_http_probe(const std::string& base_url,
                                              std::chrono::milliseconds timeout,
                                              std::chrono::milliseconds smoke_timeout) {
-  return std::make_unique<HttpServerProbe>(platform::parse_url(base_url), timeout, smoke_timeout);
+  return std::make_unique<HttpServerProbe>(http::parse_url(base_url), timeout, smoke_timeout);
 }
 
 }  // namespace gb10tune::verify

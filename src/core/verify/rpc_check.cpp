@@ -18,44 +18,23 @@ using server::Severity;
 
 constexpr double kNodeTolerancePercent = 5.0;
 
-// A string field of a record's object ("" when absent or not a string: a damaged record is
-// unknown evidence, never an exception).
-std::string rpc_text(const nlohmann::json& doc, const char* key, const char* missing = "") {
-  return doc.is_object() && doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>()
-                                                                      : std::string(missing);
-}
-
-// An unsigned field of a record's object (0 when absent or of another type).
-std::uint64_t rpc_bytes(const nlohmann::json& doc, const char* key) {
-  return doc.is_object() && doc.contains(key) && doc[key].is_number_unsigned()
-             ? doc[key].get<std::uint64_t>()
-             : 0;
-}
-
 // The node plan as recorded (names, devices, load figures): enough to read the log per node.
-rpc::NodePlan rpc_recorded_nodes(const nlohmann::json& rpc) {
+rpc::NodePlan rpc_recorded_nodes(const launch::RecordedRpc& rpc) {
   rpc::NodePlan plan;
-  const auto nodes = rpc.find("nodes");
-  if (nodes == rpc.end() || !nodes->is_array()) {
-    return plan;
-  }
-  for (const auto& n : *nodes) {
+  for (const launch::RecordedNode& n : rpc.nodes) {
     rpc::NodePart part;
-    part.node = rpc_text(n, "node");
-    if (!n.is_object()) {
-      plan.nodes.push_back(std::move(part));
-      continue;
-    }
-    if (const auto d = n.find("devices"); d != n.end() && d->is_array()) {
-      for (const auto& name : *d) {
-        part.devices.push_back(name.is_string() ? name.get<std::string>() : std::string());
-      }
-    }
-    part.load_bytes = rpc_bytes(n, "load_bytes");
-    part.buffer_bytes = rpc_bytes(n, "buffer_bytes");
+    part.node = n.node;
+    part.devices = n.devices;
+    part.load_bytes = n.load_bytes;
+    part.buffer_bytes = n.buffer_bytes;
     plan.nodes.push_back(std::move(part));
   }
   return plan;
+}
+
+// A recorded version, or "?" when the record has none.
+std::string version_or_unknown(const std::string& version) {
+  return version.empty() ? "?" : version;
 }
 
 Finding rpc_reachable(const rpc::Endpoint& endpoint, const RpcWorkerAccess& access) {
@@ -83,14 +62,14 @@ Finding rpc_reachable(const rpc::Endpoint& endpoint, const RpcWorkerAccess& acce
   return f;
 }
 
-Finding rpc_same_build(const rpc::Endpoint& endpoint, const nlohmann::json& worker,
+Finding rpc_same_build(const rpc::Endpoint& endpoint, const launch::RecordedWorker& worker,
                        const std::string& head_version, const std::string& head_binary,
                        const std::optional<LocalWorker>& local) {
   Finding f;
   f.id = "rpc-worker-build";
   f.fact = "K21";
   f.summary = fmt::format("RPC worker {} runs the head's build", endpoint.to_string());
-  const std::string version = rpc_text(worker, "protocol_version", "?");
+  const std::string version = version_or_unknown(worker.protocol_version);
   const std::string protocol = fmt::format(
       "at launch it spoke RPC protocol {}, the head {} (llama.cpp checks this when the head "
       "connects)",
@@ -170,20 +149,16 @@ Finding rpc_memory(const rpc::Endpoint& endpoint, std::size_t index, const rpc::
 
 }  // namespace
 
-std::vector<Finding> check_rpc_workers(const nlohmann::json& rpc, std::string_view head_log,
+std::vector<Finding> check_rpc_workers(const launch::RecordedRpc& rpc, std::string_view head_log,
                                        const std::string& head_binary,
                                        const RpcWorkerAccess& access) {
   std::vector<Finding> out;
-  const auto workers = rpc.find("workers");
-  if (workers == rpc.end() || !workers->is_array()) {
-    return out;
-  }
   const rpc::NodePlan nodes = rpc_recorded_nodes(rpc);
   const auto logged = head_log.empty() ? std::nullopt : rpc::node_buffers_from_log(head_log, nodes);
-  const std::string head_version = rpc_text(rpc, "head_protocol_version", "?");
-  for (std::size_t i = 0; i < workers->size(); ++i) {
-    const nlohmann::json& worker = (*workers)[i];
-    const auto endpoint = rpc::parse_endpoint(rpc_text(worker, "endpoint"));
+  const std::string head_version = version_or_unknown(rpc.head_protocol_version);
+  for (std::size_t i = 0; i < rpc.workers.size(); ++i) {
+    const launch::RecordedWorker& worker = rpc.workers[i];
+    const auto endpoint = rpc::parse_endpoint(worker.endpoint);
     if (!endpoint) {
       Finding bad;
       bad.id = "rpc-worker-reachable";

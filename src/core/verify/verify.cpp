@@ -93,63 +93,31 @@ std::string stderr_file_of(const platform::Sysroot& root, int pid) {
   return link.content;
 }
 
-// An unsigned number of `doc` at `key`, nullopt when absent or not one.
-std::optional<std::uint64_t> record_bytes(const nlohmann::json& doc, const char* key) {
-  const auto it = doc.find(key);
-  if (it == doc.end() || !it->is_number_unsigned()) {
-    return std::nullopt;
-  }
-  return it->get<std::uint64_t>();
-}
-
-// The per-device plan of a launch record (its plan document's plan.devices), or why there is
-// none: a record of a gb10tune before per-device plans has no `devices` key; one planned as one
-// pool has null.
-void device_expectations(const launch::LaunchRecord& record, Expectations& expected) {
-  const nlohmann::json& doc = record.plan;
-  const nlohmann::json* figures =
-      doc.is_object() && doc.contains("plan") && doc["plan"].is_object() ? &doc["plan"] : nullptr;
-  if (figures == nullptr || !figures->contains("devices")) {
+// The per-device plan of a launch record, or why there is none: a record of a gb10tune before
+// per-device plans has none; one planned as one pool says so.
+void device_expectations(const launch::RecordedDevices& devices, Expectations& expected) {
+  if (devices.kind == launch::DevicePlanKind::not_recorded) {
     expected.no_device_plan =
         "the launch record has no per-device plan (written by a gb10tune before per-device "
         "plans)";
     return;
   }
-  const nlohmann::json& devices = (*figures)["devices"];
-  if (!devices.is_object() || !devices.contains("gpus") || !devices["gpus"].is_array()) {
+  if (devices.kind == launch::DevicePlanKind::one_pool) {
     expected.no_device_plan =
         "the launch record planned one pool (no discrete GPU was seen when it was launched)";
     return;
   }
   std::vector<DeviceExpectation> gpus;
-  for (const nlohmann::json& gpu : devices["gpus"]) {
-    if (!gpu.is_object() || !gpu.contains("name") || !gpu["name"].is_string()) {
-      continue;
-    }
-    DeviceExpectation device;
-    device.name = gpu["name"].get<std::string>();
-    if (const auto it = gpu.find("description"); it != gpu.end() && it->is_string()) {
-      device.description = it->get<std::string>();
-    }
-    if (const auto it = gpu.find("pci_bus_id"); it != gpu.end() && it->is_string()) {
-      device.pci_bus_id = it->get<std::string>();
-    }
-    device.planned_bytes = record_bytes(gpu, "total_bytes").value_or(0);
-    device.service_bytes = record_bytes(gpu, "service_bytes").value_or(0);
-    gpus.push_back(std::move(device));
+  for (const launch::RecordedGpu& gpu : devices.gpus) {
+    gpus.push_back({gpu.name, gpu.description, gpu.pci_bus_id, gpu.total_bytes, gpu.service_bytes});
   }
   expected.devices = std::move(gpus);
-  if (const auto it = devices.find("host"); it != devices.end() && it->is_object()) {
-    std::uint64_t load = 0;
-    for (const char* key : {"weights_bytes", "mapped_extra_bytes", "cache_bytes", "buffers_bytes",
-                            "projector_bytes", "runtime_bytes"}) {
-      load += record_bytes(*it, key).value_or(0);
-    }
-    expected.host_load_bytes = load;
-    expected.host_weights_bytes = record_bytes(*it, "weights_bytes").value_or(0) +
-                                  record_bytes(*it, "mapped_extra_bytes").value_or(0);
-    expected.host_total_bytes = record_bytes(*it, "total_bytes").value_or(load);
-    expected.host_service_bytes = record_bytes(*it, "service_bytes").value_or(0);
+  if (devices.host) {
+    const launch::RecordedHost& host = *devices.host;
+    expected.host_load_bytes = host.load_bytes();
+    expected.host_weights_bytes = host.weights_bytes + host.mapped_extra_bytes;
+    expected.host_total_bytes = host.total_bytes.value_or(host.load_bytes());
+    expected.host_service_bytes = host.service_bytes;
   }
 }
 
@@ -160,16 +128,8 @@ Expectations record_expectations(const launch::LaunchRecord& record) {
   expected.slots = record.slots;
   if (record.ctx_per_slot > 0) {
     // The model's training context caps what the server reports per slot.
-    std::uint64_t n_ctx_train = 0;
-    if (const auto* model = record.plan.is_object() && record.plan.contains("model")
-                                ? &record.plan["model"]
-                                : nullptr;
-        model != nullptr && model->is_object() && model->contains("context_length") &&
-        (*model)["context_length"].is_number_unsigned()) {
-      n_ctx_train = (*model)["context_length"].get<std::uint64_t>();
-    }
     expected.ctx_per_slot = server_ctx_per_slot(record.ctx_per_slot * record.slots, record.slots,
-                                                record.kv_unified, n_ctx_train);
+                                                record.kv_unified, record.planned.context_length);
   }
   expected.speculative = record.mtp;
   expected.spec_type = record.mtp ? "draft-mtp" : "none";
@@ -193,7 +153,7 @@ Expectations record_expectations(const launch::LaunchRecord& record) {
     expected.backend = record.backend;
     expected.plan_estimate = record.plan_estimate;
   }
-  device_expectations(record, expected);
+  device_expectations(record.planned.devices, expected);
   return expected;
 }
 
@@ -487,17 +447,14 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     }
     report.groups.push_back({"flags", std::move(flags.findings)});
     // A head launched with --rpc: its workers, without disturbing them.
-    if (target.record != nullptr && target.record->plan.is_object()) {
-      const auto rpc = target.record->plan.find("rpc");
-      if (rpc != target.record->plan.end() && rpc->is_object()) {
-        std::string_view head_log;
-        if (log_text && *log_text) {
-          head_log = latest_run(**log_text);
-        }
-        report.groups.push_back(
-            {"rpc",
-             check_rpc_workers(*rpc, head_log, target.record->server_path, services.rpc_workers)});
+    if (target.record != nullptr && target.record->planned.rpc) {
+      std::string_view head_log;
+      if (log_text && *log_text) {
+        head_log = latest_run(**log_text);
       }
+      report.groups.push_back(
+          {"rpc", check_rpc_workers(*target.record->planned.rpc, head_log,
+                                    target.record->server_path, services.rpc_workers)});
     }
 
     if (!options.url.empty()) {

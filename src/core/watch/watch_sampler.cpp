@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
+#include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/text_file.hpp"
 
@@ -27,6 +29,26 @@ MemInfoSource meminfo_sequence(std::vector<std::filesystem::path> files) {
     }
     return sys::parse_meminfo(*text, path.string());
   };
+}
+
+Expected<MemInfoSource> meminfo_replay(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    files.push_back(entry.path());
+  }
+  if (ec || files.empty()) {
+    return Error{"--replay-meminfo " + dir.string() + " holds no files", ExitCode::usage};
+  }
+  std::sort(files.begin(), files.end());
+  return meminfo_sequence(std::move(files));
+}
+
+GpuBytesSource gpu_bytes_source(gpu::GpuBackend* backend, const platform::Sysroot& root) {
+  if (backend == nullptr || sys::nvidia_gpu_count(root) == 0) {
+    return {};
+  }
+  return [backend](int pid) { return backend->process_gpu_bytes(static_cast<std::uint32_t>(pid)); };
 }
 
 Sampler::Sampler(platform::Sysroot root, MemInfoSource meminfo, GpuBytesSource gpu)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/util/systemd_syntax.hpp"
 
 namespace gb10tune::watch {
@@ -22,6 +23,23 @@ Expected<std::string> units_environment(const WatchUnitsInput& input) {
 }
 
 }  // namespace
+
+WatchUnitsInput watch_units_input(const std::optional<std::string>& self,
+                                  const std::vector<std::string>& watch_options,
+                                  int verify_every_min, const platform::Environment& env) {
+  WatchUnitsInput input;
+  const std::string binary = self.value_or("gb10tune");
+  input.watch_argv = {binary, "watch", "--wait"};
+  input.watch_argv.insert(input.watch_argv.end(), watch_options.begin(), watch_options.end());
+  input.verify_argv = {binary, "verify"};
+  input.verify_every_min = verify_every_min;
+  for (const char* name : {"XDG_STATE_HOME", "XDG_CONFIG_HOME"}) {
+    if (const auto value = env.get(name)) {
+      input.environment.emplace_back(name, *value);
+    }
+  }
+  return input;
+}
 
 Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input) {
   const auto watch_exec = systemd::exec_line(input.watch_argv);
@@ -93,6 +111,31 @@ Expected<std::vector<UnitFile>> render_watch_units(const WatchUnitsInput& input)
                    input.verify_every_min, input.verify_every_min, input.verify_every_min,
                    input.verify_every_min)});
   return files;
+}
+
+Status create_unit_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Error{fmt::format("cannot create --unit-dir {}: {}", dir.string(), ec.message()),
+                 ExitCode::usage};
+  }
+  return {};
+}
+
+Expected<std::filesystem::path> write_unit_file(const std::filesystem::path& dir,
+                                                const UnitFile& file) {
+  namespace fs = std::filesystem;
+  const fs::path path = dir / file.name;
+  if (const Status written = platform::write_file_atomic(path, file.content); !written) {
+    return Error{written.error().message, ExitCode::usage};
+  }
+  std::error_code ec;
+  fs::permissions(path,
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                      fs::perms::others_read,
+                  ec);
+  return path;
 }
 
 }  // namespace gb10tune::watch

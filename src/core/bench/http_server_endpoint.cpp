@@ -1,12 +1,12 @@
-// bench::connect_http over the HTTP client (platform/http_client.hpp) and llama-server's
+// bench::connect_http over the HTTP client (http/http_client.hpp) and llama-server's
 // typed answers (http/server_api.hpp).
 #include <fmt/format.h>
 
 #include <chrono>
 
 #include "gb10tune/bench/server_endpoint.hpp"
+#include "gb10tune/http/http_client.hpp"
 #include "gb10tune/http/server_api.hpp"
-#include "gb10tune/platform/http_client.hpp"
 
 namespace gb10tune::bench {
 
@@ -14,16 +14,15 @@ namespace {
 
 constexpr std::chrono::milliseconds kProbeTimeout{5000};
 
-Error not_answering(const platform::Url& url, const std::string& why) {
+Error not_answering(const http::Url& url, const std::string& why) {
   return Error{fmt::format("no llama-server answers at {} ({}); start it (`gb10tune launch`) or "
                            "give the right --url",
                            url.to_string(), why),
                ExitCode::failed};
 }
 
-Expected<ServerInfo> read_info(const platform::Url& url) {
-  const auto health =
-      platform::http_get(url, "/health", kProbeTimeout, platform::kSmallAnswerBytes);
+Expected<ServerInfo> read_info(const http::Url& url) {
+  const auto health = http::http_get(url, "/health", kProbeTimeout, http::kSmallAnswerBytes);
   if (!health) {
     return not_answering(url, health.error().message);
   }
@@ -41,7 +40,7 @@ Expected<ServerInfo> read_info(const platform::Url& url) {
                                url.to_string(), health->status, health->body.substr(0, 200)),
                    ExitCode::failed};
   }
-  const auto response = platform::http_get(url, "/props", kProbeTimeout);
+  const auto response = http::http_get(url, "/props", kProbeTimeout);
   if (!response) {
     return not_answering(url, response.error().message);
   }
@@ -66,7 +65,7 @@ Expected<ServerInfo> read_info(const platform::Url& url) {
     info.props = nlohmann::json::object();
   }
   // What the server runs (its /props only shows request defaults); /slots may be off.
-  if (const auto answer = platform::http_get(url, "/slots", kProbeTimeout);
+  if (const auto answer = http::http_get(url, "/slots", kProbeTimeout);
       answer && answer->status == 200) {
     if (const auto slots = http::parse_slots(answer->body)) {
       for (const http::SlotInfo& slot : *slots) {
@@ -78,10 +77,10 @@ Expected<ServerInfo> read_info(const platform::Url& url) {
   return info;
 }
 
-Expected<CompletionReply> complete(const platform::Url& url, const std::string& body,
+Expected<CompletionReply> complete(const http::Url& url, const std::string& body,
                                    std::chrono::milliseconds timeout) {
   const auto started = std::chrono::steady_clock::now();
-  const auto response = platform::http_post_json(url, "/v1/chat/completions", body, timeout);
+  const auto response = http::http_post_json(url, "/v1/chat/completions", body, timeout);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!response) {
@@ -113,7 +112,7 @@ Expected<CompletionReply> complete(const platform::Url& url, const std::string& 
 }  // namespace
 
 Expected<ServerEndpoint> connect_http(const std::string& text, std::chrono::milliseconds timeout) {
-  auto url = platform::parse_url(text);
+  auto url = http::parse_url(text);
   if (!url) {
     return Error{fmt::format("--url {}: {}", text, url.error().message), ExitCode::usage};
   }

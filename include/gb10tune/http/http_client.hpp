@@ -1,6 +1,6 @@
-// A tiny blocking HTTP/1.1 client for talking to llama-server: one connection per call, plain
-// http only, every call bounded as a whole (connect, request and answer within one deadline)
-// and in size (headers and body within one cap).
+// A tiny blocking HTTP/1.1 client for talking to llama-server over a platform TcpConnection: one
+// connection per call, plain http only, every call bounded as a whole (connect, request and answer
+// within one deadline) and in size (headers and body within one cap).
 #pragma once
 
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "gb10tune/http/response_reader.hpp"
 #include "gb10tune/util/expected.hpp"
 
-namespace gb10tune::platform {
+namespace gb10tune::http {
 
 // Where a server listens: http://host:port[/base_path].
 struct Url {
@@ -26,9 +26,6 @@ struct Url {
 // Parses "http://host[:port][/base]" ("host:port" alone is taken as http). An Error (exit
 // code usage) for https (not supported), other schemes, an empty host, a bad port or junk.
 Expected<Url> parse_url(std::string_view text);
-
-// What the server answered. Any status counts as an answer; callers judge it.
-using HttpResponse = http::HttpResponse;
 
 // The most an answer may hold unless a call says otherwise: far more than llama-server sends
 // (a /slots of many slots, a long completion), yet bounded.
@@ -50,4 +47,4 @@ Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,
                                       const std::string& body, std::chrono::milliseconds timeout,
                                       std::size_t max_bytes = kMaxAnswerBytes);
 
-}  // namespace gb10tune::platform
+}  // namespace gb10tune::http

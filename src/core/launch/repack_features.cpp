@@ -1,4 +1,4 @@
-#include "launch_repack.hpp"
+#include "gb10tune/launch/repack_features.hpp"
 
 #include <chrono>
 
@@ -6,13 +6,14 @@
 #include "gb10tune/sys/cpuinfo.hpp"
 #include "gb10tune/verify/checks.hpp"
 
-namespace gb10tune::cli {
+namespace gb10tune::launch {
 
-plan::RepackFeatures launch_repack_features(const Context& ctx, const std::string& server_path,
+plan::RepackFeatures launch_repack_features(const platform::Sysroot& root,
+                                            const std::string& server_path,
                                             const model::ModelFacts& model,
                                             const plan::RepackOptions& options, bool gpu_in_use) {
   plan::RepackFeatures bound;
-  if (const auto cpu = sys::read_cpuinfo(ctx.sysroot)) {
+  if (const auto cpu = sys::read_cpuinfo(root)) {
     bound = plan::repack_features_of_cpu(*cpu);
   } else {
     bound.source = "the CPU's features are unknown (" + cpu.error().message + ")";
@@ -34,4 +35,4 @@ plan::RepackFeatures launch_repack_features(const Context& ctx, const std::strin
                                         "the build's system_info line");
 }
 
-}  // namespace gb10tune::cli
+}  // namespace gb10tune::launch

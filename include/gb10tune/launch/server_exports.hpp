@@ -1,22 +1,14 @@
-// Printing a command so that pasting it runs exactly the same argv: for bash, and as a
-// systemd unit, a llama-swap entry or a router preset.
+// Writing the planned command for another supervisor, so that it runs exactly the same argv:
+// a systemd unit, a llama-swap entry or a router preset (for bash: util/shell_quote.hpp).
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "gb10tune/server/server_flags.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
-
-// One word for bash: unchanged when it holds only safe characters, else single-quoted with
-// embedded quotes written as '\''. The empty word becomes ''.
-std::string shell_quote(std::string_view word);
-
-// The words joined with spaces, each quoted by shell_quote.
-std::string shell_join(const std::vector<std::string>& argv);
 
 // What a systemd unit for the server needs.
 struct SystemdUnit {

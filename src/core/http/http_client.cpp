@@ -1,6 +1,6 @@
 // The HTTP client over a TcpConnection: one deadline for the whole call and one size cap for the
 // whole answer, so that a server that drips, floods or never finishes costs at most both.
-#include "gb10tune/platform/http_client.hpp"
+#include "gb10tune/http/http_client.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
 
-namespace gb10tune::platform {
+namespace gb10tune::http {
 
 namespace {
 
@@ -57,7 +57,7 @@ class Call {
         m_reader(max_bytes) {}
 
   Expected<HttpResponse> run(const Url& url, std::string_view path, const std::string* body) {
-    auto connection = TcpConnection::connect(url.host, url.port, m_deadline);
+    auto connection = platform::TcpConnection::connect(url.host, url.port, m_deadline);
     if (!connection) {
       return late() ? past_deadline(m_target, m_timeout, connection.error().message)
                     : no_answer(connection.error().message);
@@ -124,7 +124,7 @@ class Call {
   std::string m_target;
   std::chrono::milliseconds m_timeout;
   Clock::time_point m_deadline;
-  http::ResponseReader m_reader;
+  ResponseReader m_reader;
 };
 
 }  // namespace
@@ -177,4 +177,4 @@ Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,
   return Call(url, path, timeout, max_bytes).run(url, path, &body);
 }
 
-}  // namespace gb10tune::platform
+}  // namespace gb10tune::http

@@ -1,10 +1,10 @@
-#include "size_option.hpp"
+#include "gb10tune/util/size_option.hpp"
 
 #include <fmt/format.h>
 
 #include "gb10tune/util/strings.hpp"
 
-namespace gb10tune::cli {
+namespace gb10tune {
 
 Expected<std::uint64_t> size_option(const std::string& option, const std::string& value,
                                     std::uint64_t fallback) {
@@ -21,4 +21,4 @@ Expected<std::uint64_t> size_option(const std::string& option, const std::string
                ExitCode::usage};
 }
 
-}  // namespace gb10tune::cli
+}  // namespace gb10tune

@@ -1,0 +1,242 @@
+#include "gb10tune/bench/server_bench_setup.hpp"
+
+#include <fmt/format.h>
+
+#include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/report/document.hpp"
+#include "gb10tune/sys/process_info.hpp"
+#include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/util/text_file.hpp"
+#include "gb10tune/verify/verify.hpp"
+#include "gb10tune/version.hpp"
+
+namespace gb10tune::bench {
+
+std::optional<launch::LaunchRecord> find_launch_record(const platform::Environment& env,
+                                                       const WarnFn& warn) {
+  const auto dir = trust::private_state_dir(env);
+  if (!dir) {
+    if (dir.error().code != ExitCode::usage && warn) {
+      warn("launch record not read: " + dir.error().message);
+    }
+    return std::nullopt;
+  }
+  auto record = launch::read_launch_record(launch::StatePaths::under(*dir).record);
+  if (!record) {
+    return std::nullopt;
+  }
+  return std::move(*record);
+}
+
+Expected<Workload> load_workload(const std::string& prompts_file) {
+  if (prompts_file.empty()) {
+    return default_workload();
+  }
+  const auto text = read_text_file(prompts_file);
+  if (!text) {
+    return Error{fmt::format("--prompts {}: cannot read the file; give a JSON-lines workload "
+                             "(see docs/server-bench.md)",
+                             prompts_file),
+                 ExitCode::usage};
+  }
+  return parse_workload(*text, prompts_file);
+}
+
+Expected<std::size_t> fit_workload(Workload& workload, std::uint64_t max_context,
+                                   std::uint64_t slot_ctx) {
+  std::size_t dropped = 0;
+  if (max_context > 0) {
+    dropped = trim_workload(workload, max_context);
+    if (workload.requests.empty()) {
+      return Error{fmt::format("--max-context {}: every request of {} needs more tokens; give a "
+                               "larger limit",
+                               max_context, workload.source),
+                   ExitCode::usage};
+    }
+    if (dropped > 0) {
+      workload.source += fmt::format(" (--max-context {})", max_context);
+    }
+  }
+  if (slot_ctx > 0) {
+    if (const Status fits = check_workload_fits(workload, slot_ctx); !fits) {
+      return fits.error();
+    }
+  }
+  return dropped;
+}
+
+std::optional<std::vector<std::string>> local_server_argv(const platform::Sysroot& root,
+                                                          const std::string& url) {
+  std::optional<std::vector<std::string>> found;
+  int matches = 0;
+  for (const sys::ServerCandidate& process : sys::find_running_servers(root)) {
+    if (process.argv.empty()) {
+      continue;
+    }
+    const auto env = sys::read_process_environ(root, process.stat.pid);
+    if (verify::url_from_process(process.argv, env ? &*env : nullptr) == url) {
+      found = process.argv;
+      ++matches;
+    }
+  }
+  return matches == 1 ? found : std::nullopt;
+}
+
+namespace {
+
+// Bytes read per token of the model at `path`: every shard's, the whole model's.
+Expected<std::uint64_t> model_bytes_per_token(const std::string& path) {
+  const auto facts = model::read_model(path);
+  if (!facts) {
+    return facts.error();
+  }
+  return facts->bytes_read_per_token;
+}
+
+// The saved probe's device read bandwidth in bytes/s; nullopt when there is none.
+std::optional<double> saved_probe_bandwidth(const platform::Environment& env) {
+  const auto dir = trust::private_state_dir(env);
+  if (!dir) {
+    return std::nullopt;
+  }
+  const auto text = read_text_file(*dir / "probe.json");
+  if (!text) {
+    return std::nullopt;
+  }
+  return device_read_bandwidth(nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false));
+}
+
+}  // namespace
+
+Expected<RooflineInputs> roofline_inputs(const RooflineSources& sources,
+                                         const std::optional<launch::LaunchRecord>& record,
+                                         const ServerInfo& info) {
+  RooflineInputs inputs;
+  if (!sources.model_file.empty()) {
+    const auto bytes = model_bytes_per_token(sources.model_file);
+    if (!bytes) {
+      return Error{fmt::format("--model {}: {}", sources.model_file, bytes.error().message),
+                   ExitCode::usage};
+    }
+    inputs.bytes_per_token = *bytes;
+    inputs.bytes_source = "--model";
+  } else if (record && record->bytes_per_token > 0 &&
+             (info.model_path.empty() || record->model_path == info.model_path)) {
+    inputs.bytes_per_token = record->bytes_per_token;
+    inputs.bytes_source = "launch record";
+  } else if (!info.model_path.empty()) {
+    if (const auto bytes = model_bytes_per_token(info.model_path)) {
+      inputs.bytes_per_token = *bytes;
+      inputs.bytes_source = "the server's model file";
+    }
+  }
+  if (sources.bandwidth_gbps > 0) {
+    inputs.bandwidth_bytes_per_second = sources.bandwidth_gbps * 1e9;
+    inputs.bandwidth_source = "--bandwidth";
+  } else if (const auto bandwidth = saved_probe_bandwidth(sources.env)) {
+    inputs.bandwidth_bytes_per_second = *bandwidth;
+    inputs.bandwidth_source = "saved probe, cudaMalloc read";
+  }
+  return inputs;
+}
+
+Roofline roofline_of(const RooflineInputs& inputs, const LevelResult& headline) {
+  const LevelSummary head = summarize_level(headline);
+  const MetricSummary& mean_len = metric_of(head, Metric::mean_accepted_length);
+  return compute_roofline(
+      inputs, metric_of(head, Metric::decode_tps).stats.median,
+      mean_len.stats.count > 0 ? std::optional<double>(mean_len.stats.median) : std::nullopt);
+}
+
+Provenance describe_server(const ServerInfo& info, const std::string& url,
+                           const std::optional<launch::LaunchRecord>& record,
+                           const platform::Sysroot& root, const std::string& date) {
+  Provenance p;
+  p.date = date;
+  p.tool_version = std::string(kToolVersion);
+  p.url = url;
+  p.model_path = info.model_path;
+  p.build_info = info.build_info;
+  p.total_slots = info.total_slots;
+  p.n_ctx_per_slot = info.n_ctx_per_slot;
+  p.props = trimmed_props(info.props);
+  p.settings = settings_from_props(info.props);
+  const bool launched = record && record->url == url;
+  if (launched) {
+    p.launch_argv = record->argv;
+    for (auto& [key, value] : settings_from_argv(record->argv)) {
+      p.settings[key] = value;
+    }
+  }
+  // /slots says what the server runs; /props only shows per-request defaults. The launch
+  // record (or, for a server started by hand, its command line) says which type and depth.
+  std::optional<std::vector<std::string>> argv;
+  std::string argv_source = "launch record";
+  if (launched) {
+    argv = record->argv;
+  } else if ((argv = local_server_argv(root, url))) {
+    argv_source = "the server's command line";
+  }
+  const SpeculativeSetting spec = resolve_speculative(info.slots_reported, info.slots_speculative,
+                                                      argv ? &*argv : nullptr, argv_source);
+  p.speculative = spec.on;
+  p.spec_type = spec.type;
+  p.draft_n_max = spec.n_max;
+  p.spec_source = spec.source;
+  for (auto& [key, value] : settings_from_speculative(spec)) {
+    p.settings[key] = value;
+  }
+  // The topology (llama.cpp RPC workers): a setting like any other for compare.
+  if (argv) {
+    p.rpc_workers = rpc_workers_from_argv(*argv);
+    p.rpc_source = argv_source;
+    for (auto& [key, value] : settings_from_rpc(p.rpc_workers)) {
+      p.settings[key] = value;
+    }
+  }
+  return p;
+}
+
+Status check_save_target(const std::string& name, const platform::Environment& env, bool force) {
+  if (force) {
+    return {};
+  }
+  const auto dir = platform::state_dir(env);
+  if (!dir) {
+    return {};  // save_result reports the state directory's problem
+  }
+  const auto path = saved_result_path(name, *dir);
+  std::error_code ec;
+  if (path && std::filesystem::exists(*path, ec)) {
+    return Error{fmt::format("--save {}: {} already holds a saved result; choose another name, "
+                             "or pass --force to replace it",
+                             name, path->string()),
+                 ExitCode::usage};
+  }
+  return {};
+}
+
+Expected<std::filesystem::path> save_result(const nlohmann::json& doc, const std::string& name,
+                                            const platform::Environment& env) {
+  const auto dir = trust::private_state_dir(env);
+  if (!dir) {
+    return Error{fmt::format("--save {}: {}", name, dir.error().message), ExitCode::failed};
+  }
+  const auto path = saved_result_path(name, *dir);
+  if (!path) {
+    return path.error();
+  }
+  for (const std::filesystem::path& folder : {*dir, path->parent_path()}) {
+    if (const Status made = trust::ensure_private_dir(folder); !made) {
+      return made.error();
+    }
+  }
+  if (const Status written = platform::write_file_atomic(*path, report::dump_document(doc));
+      !written) {
+    return written.error();
+  }
+  return *path;
+}
+
+}  // namespace gb10tune::bench

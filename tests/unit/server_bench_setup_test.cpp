@@ -1,0 +1,77 @@
+// bench server's set-up in the core: the workload fitted to the server's slots, and a saved
+// result never replaced without --force.
+#include "gb10tune/bench/server_bench_setup.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/test_context.hpp"
+
+namespace gb10tune::bench {
+namespace {
+
+// A workload of one conversation whose turns grow (the later turns carry the earlier ones).
+Workload growing_workload() {
+  std::string line = R"({"conversation": "grow", "turns": [)";
+  for (int turn = 0; turn < 4; ++turn) {
+    line += fmt::format(R"({}{{"user": "{}", "assistant": "{}"}})", turn == 0 ? "" : ", ",
+                        std::string(2000, 'u'), std::string(2000, 'a'));
+  }
+  line += "]}";
+  auto workload = parse_workload(line, "grow.jsonl");
+  EXPECT_TRUE(workload) << workload.error().message;
+  return *workload;
+}
+
+TEST(ServerBenchSetup, MaxContextDropsTheLongerTurnsAndSaysSoInTheSource) {
+  Workload workload = growing_workload();
+  const std::uint64_t first = estimated_slot_tokens(workload.requests.at(0));
+  const std::uint64_t second = estimated_slot_tokens(workload.requests.at(1));
+  const auto dropped = fit_workload(workload, second, 0);
+  ASSERT_TRUE(dropped) << dropped.error().message;
+  EXPECT_EQ(*dropped, 2u);
+  ASSERT_EQ(workload.requests.size(), 2u);
+  EXPECT_EQ(workload.source, fmt::format("grow.jsonl (--max-context {})", second));
+  EXPECT_LT(first, second);
+}
+
+TEST(ServerBenchSetup, ARequestLongerThanASlotIsRefusedBeforeTheRun) {
+  Workload workload = growing_workload();
+  const std::uint64_t last = estimated_slot_tokens(workload.requests.back());
+  const auto refused = fit_workload(workload, 0, last - 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::failed);
+  EXPECT_NE(refused.error().message.find("--max-context"), std::string::npos)
+      << refused.error().message;
+  Workload fits = growing_workload();
+  const auto kept = fit_workload(fits, 0, last);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, 0u);
+  EXPECT_EQ(fits.requests.size(), 4u);
+}
+
+TEST(ServerBenchSetup, AMaxContextBelowEveryRequestIsAUsageError) {
+  Workload workload = growing_workload();
+  const auto refused = fit_workload(workload, 1, 0);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+  EXPECT_NE(refused.error().message.find("every request of grow.jsonl"), std::string::npos);
+}
+
+TEST(ServerBenchSetup, ASavedResultIsNotReplacedWithoutForce) {
+  const testing::TempDir state;
+  platform::Environment env;
+  env.set("XDG_STATE_HOME", state.path().string());
+  env.set("HOME", state.path().string());
+  EXPECT_TRUE(check_save_target("base", env, false));
+  const auto saved = save_result(nlohmann::json{{"x", 1}}, "base", env);
+  ASSERT_TRUE(saved) << saved.error().message;
+  EXPECT_TRUE(std::filesystem::exists(*saved));
+  const Status again = check_save_target("base", env, false);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ExitCode::usage);
+  EXPECT_NE(again.error().message.find("--force"), std::string::npos);
+  EXPECT_TRUE(check_save_target("base", env, true));
+}
+
+}  // namespace
+}  // namespace gb10tune::bench
