@@ -54,6 +54,7 @@ class LaunchSettings {
   const ResolvedSetting& at(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::int64_t integer(std::string_view key) const;
+  double number(std::string_view key) const;  // an integer's value too
   bool boolean(std::string_view key) const;
   std::vector<std::string> text_list(std::string_view key) const;
   // Every setting in display order.

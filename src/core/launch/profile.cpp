@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -92,6 +93,16 @@ Status check_setting(std::string_view key, const json& value, const std::string&
         return wrong(fmt::format("between {} and {}", spec->min, spec->max));
       }
       return {};
+    case SettingKind::number: {
+      const auto range = fmt::format("a number from {} to {}", spec->number_min, spec->number_max);
+      if (!value.is_number()) {
+        return wrong(range);
+      }
+      const double number = value.get<double>();
+      return std::isfinite(number) && number >= spec->number_min && number <= spec->number_max
+                 ? Status{}
+                 : wrong(range);
+    }
     case SettingKind::boolean:
       return value.is_boolean() ? Status{} : wrong("true or false");
     case SettingKind::text_list:
@@ -196,6 +207,10 @@ std::string LaunchSettings::text(std::string_view key) const {
 
 std::int64_t LaunchSettings::integer(std::string_view key) const {
   return at(key).value.get<std::int64_t>();
+}
+
+double LaunchSettings::number(std::string_view key) const {
+  return at(key).value.get<double>();
 }
 
 bool LaunchSettings::boolean(std::string_view key) const {
