@@ -79,20 +79,6 @@ std::optional<std::vector<std::string>> local_server_argv(const Context& ctx,
   return matches == 1 ? found : std::nullopt;
 }
 
-Expected<bench::Workload> load_workload(const ServerOptions& options) {
-  if (options.prompts.empty()) {
-    return bench::default_workload();
-  }
-  const auto text = read_text_file(options.prompts);
-  if (!text) {
-    return Error{fmt::format("--prompts {}: cannot read the file; give a JSON-lines workload "
-                             "(see docs/server-bench.md)",
-                             options.prompts),
-                 ExitCode::usage};
-  }
-  return bench::parse_workload(*text, options.prompts);
-}
-
 // Bytes read per token: --model, else the launch record (same model), else the model file
 // the server reports when it is readable here.
 Expected<bench::RooflineInputs> roofline_inputs(const ServerOptions& options,
@@ -198,7 +184,7 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
       return fail_bench_server(ctx, free.error());
     }
   }
-  auto workload = load_workload(options);
+  auto workload = bench::load_workload(options.prompts);
   if (!workload) {
     return fail_bench_server(ctx, workload.error());
   }
@@ -224,27 +210,12 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   }
   // A request longer than a slot fails with HTTP 400 in the middle of the run: trim or refuse
   // before the first request.
-  if (options.max_context > 0) {
-    const std::size_t dropped = bench::trim_workload(*workload, options.max_context);
-    if (workload->requests.empty()) {
-      return fail_bench_server(ctx,
-                               Error{fmt::format("--max-context {}: every request of {} needs more "
-                                                 "tokens; give a larger limit",
-                                                 options.max_context, workload->source),
-                                     ExitCode::usage});
-    }
-    if (dropped > 0) {
-      *ctx.err << fmt::format(
-          "--max-context {}: {} of {} requests left out (longer than {} "
-          "tokens)\n",
-          options.max_context, dropped, dropped + workload->requests.size(), options.max_context);
-      workload->source += fmt::format(" (--max-context {})", options.max_context);
-    }
+  const auto fitted = bench::fit_workload(*workload, options.max_context, info->n_ctx_per_slot);
+  if (!fitted) {
+    return fail_bench_server(ctx, fitted.error());
   }
-  if (info->n_ctx_per_slot > 0) {
-    if (const Status fits = bench::check_workload_fits(*workload, info->n_ctx_per_slot); !fits) {
-      return fail_bench_server(ctx, fits.error());
-    }
+  if (!fitted->empty()) {
+    *ctx.err << *fitted << "\n";
   }
   const auto roof_inputs = roofline_inputs(options, record, *info, ctx);
   if (!roof_inputs) {
