@@ -12,6 +12,7 @@
 
 #include "gb10tune/bench/run_settings.hpp"
 #include "gb10tune/bench/server_result.hpp"
+#include "gb10tune/bench/verdict.hpp"
 
 namespace gb10tune::bench {
 
@@ -20,19 +21,6 @@ namespace gb10tune::bench {
 // completely by chance with probability 2 / C(10, 5) < 1%; with 3 samples it would be 10%
 // (and the intervals only 75% sure), with 2 samples 33%.
 inline constexpr int kMinSamplesForVerdict = 5;
-
-// The verdict on one metric.
-enum class Verdict {
-  no_significant_difference,  // the intervals overlap
-  better,                     // beyond the noise, in the metric's good direction
-  worse,                      // beyond the noise, in its bad direction
-  not_comparable,             // one run lacks the metric (no speculation, say)
-  too_few_samples,            // the intervals are apart, but a run has fewer than
-                              // kMinSamplesForVerdict samples
-};
-
-// "no significant difference", "better", "worse", "not comparable", "too few samples".
-std::string_view to_string(Verdict verdict);
 
 // One row of the comparison.
 struct MetricComparison {

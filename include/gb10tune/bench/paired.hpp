@@ -7,10 +7,12 @@
 // (in the metric's good direction) and there are at least kMinPairsForVerdict pairs.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
+#include <string>
 
-#include "gb10tune/bench/compare.hpp"
+#include "gb10tune/bench/verdict.hpp"
 
 namespace gb10tune::bench {
 
@@ -45,7 +47,17 @@ PairedComparison compare_paired(std::span<const double> a, std::span<const doubl
 int pairs_needed(double log_ratio_sd, double relative_difference, double confidence = 0.95,
                  double power = 0.8);
 
-// The two-sided Student t quantile t_{(1+confidence)/2, dof} (dof >= 1).
+// The two-sided Student t quantile t_{(1+confidence)/2, dof} (dof >= 1, 0 < confidence < 1),
+// from the t distribution's CDF (the regularized incomplete beta function) inverted by bisection:
+// exact to ~1e-12 for any dof. Outside that domain: std::invalid_argument (a caller's bug).
 double student_t_quantile(double confidence, int dof);
+
+// The comparison as JSON: pairs, ratio, ratio_low, ratio_high, confidence, log_ratio_sd,
+// verdict (to_string) and pairs_for_3_percent (null when unknown).
+nlohmann::json paired_to_json(const PairedComparison& paired);
+
+// Reads paired_to_json's object back; false with `error` naming the field when one is missing or
+// mistyped.
+bool paired_from_json(const nlohmann::json& doc, PairedComparison& paired, std::string& error);
 
 }  // namespace gb10tune::bench

@@ -36,22 +36,6 @@ const LevelResult* find_level(const ServerBenchResult& result, int concurrency) 
 
 }  // namespace
 
-std::string_view to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::no_significant_difference:
-      return "no significant difference";
-    case Verdict::better:
-      return "better";
-    case Verdict::worse:
-      return "worse";
-    case Verdict::not_comparable:
-      return "not comparable";
-    case Verdict::too_few_samples:
-      return "too few samples";
-  }
-  return "unknown";
-}
-
 Verdict judge(const MetricSummary& a, const MetricSummary& b, bool higher_is_better) {
   if (a.stats.count == 0 || b.stats.count == 0) {
     return Verdict::not_comparable;
