@@ -63,7 +63,11 @@ Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
   if (!planned) {
     return planned.error();
   }
-  if (const auto refusal = launch::start_refusal(*planned)) {
+  if (auto refusal = launch::start_refusal(*planned)) {
+    // launch's way past it (--force) is no option for tune.
+    if (const auto force = refusal->rfind(" (--force"); force != std::string::npos) {
+      refusal->resize(force);
+    }
     return PlanCheck{false, *refusal};
   }
   const std::uint64_t slot = planned->draft.built.command.ctx_per_slot;
