@@ -46,6 +46,7 @@ class CoordinateSearch {
   std::optional<Candidate> next();
 
   // What measuring `candidate` (the last next()) found; a better one becomes the incumbent.
+  // A candidate other than the last proposed one is a caller's bug: std::logic_error.
   void record(const Candidate& candidate, Outcome outcome);
 
   // The settings that have measured best so far (the start until something is better).
@@ -56,6 +57,9 @@ class CoordinateSearch {
   int remaining_at_most() const;
 
  private:
+  // The walk in this direction is over: the other direction, or the next knob.
+  void end_direction();
+
   std::vector<KnobPlan> m_knobs;
   nlohmann::json m_incumbent;
   std::size_t m_knob = 0;  // index into m_knobs

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,9 @@ enum class Goal {
 
 // "decode", "throughput", "prefill".
 std::string_view to_string(Goal goal);
+
+// to_string's text back to the goal (--goal, the journal); nullopt for any other text.
+std::optional<Goal> parse_goal(std::string_view text);
 
 // How a knob's value reaches the server.
 enum class ApplyMode {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 namespace gb10tune::tune {
 
@@ -17,10 +18,12 @@ struct CandidateCost {
 // The running cost model: the mean cost of a restart and of one sample so far.
 class TuneBudget {
  public:
-  // `budget_s` the whole tune's time (--budget), > 0.
+  // `budget_s` the whole tune's time (--budget), > 0 (else std::invalid_argument: a bug; the
+  // CLI checks --budget with parse_duration_s).
   explicit TuneBudget(double budget_s);
 
-  // Adds a measured candidate.
+  // Adds a measured candidate: its restart and warm-up count as one restart when restart_s > 0
+  // (a per-request candidate restarts nothing), its samples as samples.
   void add(const CandidateCost& cost);
 
   double budget_s() const { return m_budget_s; }
@@ -29,7 +32,7 @@ class TuneBudget {
   std::optional<double> sample_s() const;
 
   // The expected cost of one more candidate with `samples` samples (restart or not), nullopt
-  // before the first candidate was measured.
+  // before the first candidate was measured (and for a restart before the first restart).
   std::optional<double> candidate_s(int samples, bool restart) const;
 
   // How many more such candidates fit in what is left after `elapsed_s`, keeping room for the
