@@ -151,7 +151,7 @@ TEST(CliTune, FinishesSavesAProfileLaunchStartsAndLeavesTheOriginalRunning) {
 }
 
 TEST(CliTune, TheBudgetStopsItWithinOneCandidate) {
-  const TuneWorld world({{"STANDIN_LOAD_MS", "1500"}});
+  const TuneWorld world(std::map<std::string, std::string>{{"STANDIN_LOAD_MS", "1500"}});
   ASSERT_EQ(world.launch().exit_code, 0);
   const auto began = std::chrono::steady_clock::now();
   const auto tuned = world.run({"tune", "--budget", "6s", "--json"});
@@ -215,7 +215,7 @@ TEST(CliTune, ACandidateThatDoesNotFitIsNeverStarted) {
 }
 
 TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {
-  const TuneWorld world({{"STANDIN_LOAD_MS", "2000"}});
+  const TuneWorld world(std::map<std::string, std::string>{{"STANDIN_LOAD_MS", "2000"}});
   ASSERT_EQ(world.launch().exit_code, 0);
   const json original = world.record();
   const std::size_t before = world.starts().size();

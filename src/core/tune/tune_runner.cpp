@@ -367,7 +367,10 @@ TuneRun TuneLoop::run() {
       m_run.result.stopped = StopReason::done;
       break;
     }
-    if (!m_budget.may_start(elapsed(), m_options.samples, needs_restart(next->settings))) {
+    // The original must start again at the end once anything was restarted: its start counts.
+    const bool restart = needs_restart(next->settings);
+    const double restore_s = restart || !m_original ? m_budget.restart_s().value_or(0) : 0;
+    if (!m_budget.may_start(elapsed() + restore_s, m_options.samples, restart)) {
       m_run.result.stopped = StopReason::budget;
       break;
     }

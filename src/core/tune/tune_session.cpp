@@ -206,10 +206,10 @@ Status TuneSession::prepare_options(const TuneRequest& request) {
   const int requests = static_cast<int>(m_workload.requests.size());
   o.samples = request.samples > 0 ? request.samples : std::min(requests, kDefaultSamples);
   o.knobs = plan_knobs(knob_context(request, m_record, m_settings, m_info, m_env.sysroot));
+  // The knobs' own idea of the current value (threads 0 is the build's default, one per core).
   for (const KnobPlan& plan : o.knobs) {
-    const std::string key(plan.knob->setting);
-    if (plan.skipped.empty() && m_settings.contains(key)) {
-      o.start[key] = m_settings[key];
+    if (plan.skipped.empty() && !plan.values.empty()) {
+      o.start[std::string(plan.knob->setting)] = plan.values.front();
     }
   }
   watch::ThresholdChoice given;
@@ -290,7 +290,11 @@ Expected<std::unique_ptr<TuneSession>> TuneSession::open(const TuneRequest& requ
 nlohmann::json TuneSession::full_settings(const nlohmann::json& searched) const {
   nlohmann::json settings = m_settings;
   for (const auto& [key, value] : searched.items()) {
-    settings[key] = value;
+    // A knob left at its start keeps the launch's own spelling (threads 0, not the core count).
+    const auto start = m_options.start.find(key);
+    if (start == m_options.start.end() || *start != value || !settings.contains(key)) {
+      settings[key] = value;
+    }
   }
   return settings;
 }
