@@ -27,9 +27,13 @@ struct SettingsDocument {
   std::string description;  // "description" (profiles)
   std::string profile;      // "profile": the profile a user config selects ("" = none)
   nlohmann::json settings = nlohmann::json::object();
+  // "tuned": what `gb10tune tune` measured a profile it wrote for (model, build, machine, goal,
+  // gain; tune/tuned_profile reads it); null when absent. launch starts the settings alone.
+  nlohmann::json tuned = nullptr;
 };
 
-// Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value}}.
+// Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value},
+// "tuned"?: {…}}.
 // Syntax errors name `source`, the line and the column; unknown keys and mistyped or
 // out-of-range values name the key and what is allowed. Exit code usage.
 Expected<SettingsDocument> parse_settings_document(std::string_view text,

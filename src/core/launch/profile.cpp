@@ -151,10 +151,12 @@ Expected<SettingsDocument> parse_settings_document(std::string_view text,
         }
       }
       out.settings = value;
+    } else if (key == "tuned" && value.is_object()) {
+      out.tuned = value;
     } else {
       return Error{fmt::format("{}: unexpected top-level key '{}' (a settings file holds "
-                               "\"description\" and \"profile\" strings and a \"settings\" "
-                               "object)",
+                               "\"description\" and \"profile\" strings, a \"settings\" "
+                               "object and, when gb10tune tune wrote it, a \"tuned\" object)",
                                source, key),
                    ExitCode::usage};
     }
