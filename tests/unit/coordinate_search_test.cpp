@@ -197,6 +197,10 @@ TEST(CoordinateSearch, RemainingIsAnExactBoundWhenEverythingHelps) {
                           {{"draft_n_max", 4}, {"flash_attn", "on"}, {"ubatch", 512}});
   const int bound = search.remaining_at_most();
   EXPECT_EQ(bound, 7 + 1 + 2);
+  // A proposed candidate is no longer to come.
+  CoordinateSearch proposing({depth_knob(), fa}, {{"draft_n_max", 4}, {"flash_attn", "on"}});
+  ASSERT_TRUE(proposing.next());
+  EXPECT_EQ(proposing.remaining_at_most(), 7 + 1 - 1);
   const auto steps =
       walk_surface(search, {}, [](const Candidate&) { return std::optional(Outcome::better); });
   EXPECT_EQ(static_cast<int>(steps.size()), bound);

@@ -135,6 +135,10 @@ TEST(Knobs, ThreadsOnlyWithWorkOnTheCpuAndKnownCores) {
   EXPECT_EQ(knob_plan_of(plan_knobs(context), "threads").values, knob_values_list({16, 15, 8}));
   context.current["threads"] = 4;
   EXPECT_EQ(knob_plan_of(plan_knobs(context), "threads").values, knob_values_list({4, 8, 15, 16}));
+  context.current["threads"] = 2;
+  context.cpu_cores = 2;  // cores / 2 = cores − 1 = 1: once
+  EXPECT_EQ(knob_plan_of(plan_knobs(context), "threads").values, knob_values_list({2, 1}));
+  context.cpu_cores = 16;
   context.current["threads"] = -1;
   EXPECT_EQ(knob_plan_of(plan_knobs(context), "threads").values.front(), 16);
   context.cpu_cores = 0;

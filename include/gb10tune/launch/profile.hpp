@@ -28,8 +28,9 @@ struct SettingsDocument {
   std::string description;  // "description" (profiles)
   std::string profile;      // "profile": the profile a user config selects ("" = none)
   nlohmann::json settings = nlohmann::json::object();
-  // "tuned": what a tuned profile was measured for (tune/tuned_profile.hpp); null otherwise.
-  nlohmann::json tuned;
+  // "tuned": what `gb10tune tune` measured a profile it wrote for (model, build, machine, goal,
+  // gain; tune/tuned_profile reads it); null when absent. launch starts the settings alone.
+  nlohmann::json tuned = nullptr;
 };
 
 // Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value},

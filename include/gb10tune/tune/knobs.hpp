@@ -31,6 +31,9 @@ enum class ApplyMode {
   per_request,  // a request field this build accepts: sent with each request, no restart
 };
 
+// "restart", "per request".
+std::string_view to_string(ApplyMode mode);
+
 // One knob: a launch setting tune may change.
 struct Knob {
   std::string_view setting;        // the launch setting key ("draft_n_max")

@@ -28,6 +28,15 @@ struct Measurement {
 Measurement make_measurement(nlohmann::json settings, std::vector<std::string> requests,
                              std::vector<double> values);
 
+// A measurement as JSON: settings, requests and values, and for readers its count, median and
+// median_interval {low, high, confidence}.
+nlohmann::json measurement_to_json(const Measurement& measurement);
+
+// Reads measurement_to_json's object back (settings, requests, values; the statistics are
+// recomputed by make_measurement); false with `error` naming the field that is missing or
+// mistyped, or when requests and values differ in length.
+bool measurement_from_json(const nlohmann::json& doc, Measurement& measurement, std::string& error);
+
 // One candidate and what became of it.
 struct CandidateResult {
   Candidate candidate;
@@ -38,6 +47,14 @@ struct CandidateResult {
   bench::PairedComparison against;  // against the incumbent's measurement, same requests
   CandidateCost cost;
 };
+
+// A candidate's result as JSON: index, setting, value, settings, incumbent, mode, outcome, why,
+// measured (measurement_to_json), against (bench::paired_to_json) and cost.
+nlohmann::json candidate_result_to_json(const CandidateResult& result);
+
+// Reads candidate_result_to_json's object back; false with `error` naming the field.
+bool candidate_result_from_json(const nlohmann::json& doc, CandidateResult& result,
+                                std::string& error);
 
 // Why a tune ended.
 enum class StopReason {

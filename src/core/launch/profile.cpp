@@ -155,8 +155,6 @@ Expected<SettingsDocument> parse_settings_document(std::string_view text,
       out.description = value.get<std::string>();
     } else if (key == "profile" && value.is_string()) {
       out.profile = value.get<std::string>();
-    } else if (key == "tuned" && value.is_object()) {
-      out.tuned = value;
     } else if (key == "settings" && value.is_object()) {
       for (const auto& [name, setting] : value.items()) {
         if (auto ok = check_setting(name, setting, source); !ok) {
@@ -164,10 +162,12 @@ Expected<SettingsDocument> parse_settings_document(std::string_view text,
         }
       }
       out.settings = value;
+    } else if (key == "tuned" && value.is_object()) {
+      out.tuned = value;
     } else {
       return Error{fmt::format("{}: unexpected top-level key '{}' (a settings file holds "
                                "\"description\" and \"profile\" strings, a \"settings\" "
-                               "object and, when tuned, a \"tuned\" object)",
+                               "object and, when gb10tune tune wrote it, a \"tuned\" object)",
                                source, key),
                    ExitCode::usage};
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "gb10tune/launch/setting_specs.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -31,28 +32,22 @@ json knob_current(const KnobContext& context, std::string_view key, json fallbac
   return fallback;
 }
 
-// `current` first, then the larger of `candidates` ascending, then the smaller descending.
-std::vector<json> outward(const json& current, const std::vector<json>& candidates) {
-  const double here = current.get<double>();
-  std::vector<json> above;
-  std::vector<json> below;
-  for (const json& v : candidates) {
-    const double x = v.get<double>();
-    const bool seen = std::any_of(above.begin(), above.end(),
-                                  [&](const json& a) { return a.get<double>() == x; }) ||
-                      std::any_of(below.begin(), below.end(),
-                                  [&](const json& b) { return b.get<double>() == x; });
-    if (x == here || seen) {
-      continue;
-    }
-    (x > here ? above : below).push_back(v);
-  }
-  const auto less = [](const json& l, const json& r) { return l.get<double>() < r.get<double>(); };
-  std::sort(above.begin(), above.end(), less);
-  std::sort(below.begin(), below.end(), [&](const json& l, const json& r) { return less(r, l); });
+// `current` first, then the larger of `candidates` ascending, then the smaller descending; each
+// value once.
+std::vector<json> outward(const json& current, std::vector<json> candidates) {
+  const auto number = [](const json& v) { return v.get<double>(); };
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const json& l, const json& r) { return number(l) < number(r); });
+  candidates.erase(
+      std::unique(candidates.begin(), candidates.end(),
+                  [&](const json& l, const json& r) { return number(l) == number(r); }),
+      candidates.end());
+  const double here = number(current);
   std::vector<json> values{current};
-  values.insert(values.end(), above.begin(), above.end());
-  values.insert(values.end(), below.begin(), below.end());
+  std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(values),
+               [&](const json& v) { return number(v) > here; });
+  std::copy_if(candidates.rbegin(), candidates.rend(), std::back_inserter(values),
+               [&](const json& v) { return number(v) < here; });
   return values;
 }
 
@@ -148,6 +143,10 @@ std::string_view to_string(Goal goal) {
       return "prefill";
   }
   return "unknown";
+}
+
+std::string_view to_string(ApplyMode mode) {
+  return mode == ApplyMode::per_request ? "per request" : "restart";
 }
 
 std::optional<Goal> parse_goal(std::string_view text) {
