@@ -52,7 +52,11 @@ std::function<void(const tune::TuneEvent&)> progress_printer(Context& ctx, LineP
       printer.finish();
       *ctx.err << tune::costs_line(event, budget_s) << "\n";
     }
-    if (printer.smart() || event.kind != tune::TuneEventKind::candidate_done) {
+    // Elsewhere than on a terminal a candidate is its outcome's line: no line as it begins.
+    const bool step = event.kind == tune::TuneEventKind::measuring_start ||
+                      event.kind == tune::TuneEventKind::remeasure ||
+                      event.kind == tune::TuneEventKind::restoring;
+    if (printer.smart() || step) {
       printer.status(tune::progress_line(event, label));
     }
   };
@@ -161,7 +165,8 @@ Runner setup_tune(CLI::App& app) {
       ->option_text("decode|throughput|prefill");
   sub->add_option("--concurrency", o->request.concurrency,
                   "Parallel sessions for --goal throughput (default 1)")
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, 256))
+      ->option_text("N");
   sub->add_option("--budget", o->budget,
                   "How long the whole tune may take: 20m (default), 90s, 1h30m; one candidate "
                   "more at most")
@@ -175,7 +180,8 @@ Runner setup_tune(CLI::App& app) {
       ->option_text("N");
   sub->add_option("--samples", o->request.samples,
                   "Measured requests per candidate (default: the workload's, at most 12)")
-      ->check(CLI::Range(3, 100000));
+      ->check(CLI::Range(3, 100000))
+      ->option_text("N");
   sub->add_flag("--allow-lossy", o->request.allow_lossy,
                 "Also try knobs that change the output (a q8_0 KV cache)");
   sub->add_flag("--resume", o->request.resume,
@@ -194,7 +200,8 @@ Runner setup_tune(CLI::App& app) {
       ->option_text("SIZE");
   sub->add_option("--timeout", o->request.request_timeout_s,
                   "Seconds to wait for the answer to one request (default 600)")
-      ->check(finite_range(0.001, 86400.0));
+      ->check(finite_range(0.001, 86400.0))
+      ->option_text("SECONDS");
   sub->add_flag("--json", o->json, "Print one JSON document instead of the report");
   sub->footer(exit_code_footer(
       {{ExitCode::ok, "done, or the budget ended it (the winner saved)"},

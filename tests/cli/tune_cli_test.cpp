@@ -44,7 +44,7 @@ class TuneWorld {
       m_env[name] = value;
     }
   }
-  ~TuneWorld() { run({"stop"}); }
+  ~TuneWorld() { stop(); }
 
   // gb10tune ARGS with the world's environment and captured machine.
   CliResult run(const std::vector<std::string>& args) const {
@@ -52,9 +52,26 @@ class TuneWorld {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_binary(argv, env_changes());
   }
-  // The launch the tune starts from: one slot, 4096 tokens, no prompt cache, no reserve.
+  // gb10tune stop, on this machine's processes (a captured machine has none to stop).
+  CliResult stop() const { return run_binary({"stop"}, env_changes()); }
+  // The launch the tune starts from, always on the same port: the model's default profile with
+  // one slot of 4096 tokens, no prompt cache, no reserve.
   CliResult launch(const std::vector<std::string>& more = {}) const {
-    std::vector<std::string> args = stand_in_launch_args(m_model);
+    std::vector<std::string> args = {"launch",
+                                     "--model",
+                                     m_model,
+                                     "--llama-server",
+                                     stand_in_server_path().string(),
+                                     "--slots",
+                                     "1",
+                                     "--ctx-per-slot",
+                                     "4096",
+                                     "--cache-ram",
+                                     "0",
+                                     "--reserve",
+                                     "0",
+                                     "--port",
+                                     m_port};
     args.insert(args.end(), more.begin(), more.end());
     return run(args);
   }
@@ -74,7 +91,8 @@ class TuneWorld {
   // The argv of every server start in the server log, in order.
   std::vector<std::string> starts() const {
     std::vector<std::string> found;
-    for (const std::string_view line : split(read_text(state() / "llama-server.log"), '\n')) {
+    const std::string log = read_text(state() / "llama-server.log");
+    for (const std::string_view line : split(log, '\n')) {
       if (starts_with(line, "==== gb10tune") && line.find(" launch at ") != std::string::npos) {
         found.emplace_back(line.substr(line.find(": ", line.find(" launch at ")) + 2));
       }
@@ -86,6 +104,7 @@ class TuneWorld {
   TempDir m_dir;
   TempDir m_root;
   std::string m_model;
+  std::string m_port = std::to_string(free_tcp_port());
   std::map<std::string, std::string> m_env;
 };
 
@@ -136,14 +155,14 @@ TEST(CliTune, FinishesSavesAProfileLaunchStartsAndLeavesTheOriginalRunning) {
   EXPECT_TRUE(contains(tuned.out, "gb10tune launch --profile " + name)) << tuned.out;
 
   // Without --profile, launch names the tuned profile and does not use it.
-  ASSERT_EQ(world.run({"stop"}).exit_code, 0);
+  ASSERT_EQ(world.stop().exit_code, 0);
   const auto plain = world.launch();
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   EXPECT_TRUE(contains(plain.out, "a tuned profile exists for this model and build: " + name))
       << plain.out;
   EXPECT_EQ(world.record()["argv"], original["argv"]);
   // With it, the winner starts.
-  ASSERT_EQ(world.run({"stop"}).exit_code, 0);
+  ASSERT_EQ(world.stop().exit_code, 0);
   const auto winner = world.run({"launch", "--profile", name});
   ASSERT_EQ(winner.exit_code, 0) << winner.out;
   const std::string argv = world.record()["argv"].dump();
@@ -215,19 +234,22 @@ TEST(CliTune, ACandidateThatDoesNotFitIsNeverStarted) {
 }
 
 TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {
-  const TuneWorld world(std::map<std::string, std::string>{{"STANDIN_LOAD_MS", "2000"}});
+  const TuneWorld world(std::map<std::string, std::string>{{"STANDIN_LOAD_MS", "1500"}});
   ASSERT_EQ(world.launch().exit_code, 0);
   const json original = world.record();
-  const std::size_t before = world.starts().size();
   std::map<std::string, std::string> env = world.env();
   BackgroundRun run({"--sysroot", world.root(), "tune", "--budget", "5m"}, env);
   ASSERT_TRUE(run.child);
-  // The second candidate's server is loading (its start header is in the log).
-  for (int i = 0; i < 3000 && world.starts().size() < before + 2; ++i) {
+  // The second candidate (draft depth 6) is loading: its start header is in the log.
+  const auto loading = [&world] {
+    const auto starts = world.starts();
+    return !starts.empty() && contains(starts.back(), "--spec-draft-n-max 6 ");
+  };
+  for (int i = 0; i < 3000 && !loading(); ++i) {
     std::this_thread::sleep_for(20ms);
   }
-  ASSERT_EQ(world.starts().size(), before + 2) << read_text(run.output);
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(loading()) << read_text(run.output);
+  std::this_thread::sleep_for(200ms);
   run.child->signal(SIGINT);
   const auto exit = run.wait(60s);
   ASSERT_TRUE(exit) << "tune did not end on SIGINT";
@@ -238,14 +260,17 @@ TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {
   EXPECT_EQ(world.starts().back(), shell_join(original["argv"].get<std::vector<std::string>>()));
   EXPECT_TRUE(contains(read_text(run.output), "--resume")) << read_text(run.output);
 
-  // --resume: the candidate measured before the interrupt is not started again.
+  // --resume: the candidate measured before the interrupt (depth 5) is not started again.
   const std::vector<std::string> measured_before = world.starts();
-  const std::string first_candidate = measured_before[before];
-  const auto resumed = world.run({"tune", "--resume", "--budget", "5m", "--json"});
+  ASSERT_GE(measured_before.size(), 3u);
+  const std::string first_candidate = measured_before[1];
+  ASSERT_TRUE(contains(first_candidate, "--spec-draft-n-max 5 ")) << first_candidate;
+  const auto resumed = world.run({"tune", "--resume", "--budget", "12s", "--json"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   const std::vector<std::string> all = world.starts();
   for (std::size_t i = measured_before.size(); i < all.size(); ++i) {
-    EXPECT_NE(all[i], first_candidate) << "started again: " << all[i];
+    EXPECT_NE(all[i], first_candidate) << "started again: " << all[i] << "\n"
+                                       << read_text(run.output) << resumed.out;
   }
   EXPECT_EQ(world.record()["argv"], original["argv"]);
 }
