@@ -57,21 +57,7 @@ class TuneWorld {
   // The launch the tune starts from, always on the same port: the model's default profile with
   // one slot of 4096 tokens, no prompt cache, no reserve.
   CliResult launch(const std::vector<std::string>& more = {}) const {
-    std::vector<std::string> args = {"launch",
-                                     "--model",
-                                     m_model,
-                                     "--llama-server",
-                                     stand_in_server_path().string(),
-                                     "--slots",
-                                     "1",
-                                     "--ctx-per-slot",
-                                     "4096",
-                                     "--cache-ram",
-                                     "0",
-                                     "--reserve",
-                                     "0",
-                                     "--port",
-                                     m_port};
+    std::vector<std::string> args = stand_in_launch_args(m_model, m_port, false);
     args.insert(args.end(), more.begin(), more.end());
     return run(args);
   }
@@ -104,7 +90,7 @@ class TuneWorld {
   TempDir m_dir;
   TempDir m_root;
   std::string m_model;
-  std::string m_port = std::to_string(free_tcp_port());
+  int m_port = free_tcp_port();
   std::map<std::string, std::string> m_env;
 };
 
