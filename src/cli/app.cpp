@@ -14,6 +14,7 @@
 #include "probe_command.hpp"
 #include "rpc_command.hpp"
 #include "stop_command.hpp"
+#include "tune_command.hpp"
 #include "verify_command.hpp"
 #include "watch_command.hpp"
 
@@ -24,8 +25,8 @@ namespace {
 using Setup = Runner (*)(CLI::App&);
 
 // Every subcommand, in the order `--help` lists them.
-constexpr Setup kSubcommands[] = {setup_probe, setup_bench, setup_launch, setup_verify,
-                                  setup_stop,  setup_watch, setup_rpc};
+constexpr Setup kSubcommands[] = {setup_probe,  setup_bench, setup_launch, setup_tune,
+                                  setup_verify, setup_stop,  setup_watch,  setup_rpc};
 
 constexpr std::string_view kDescription =
     "gb10tune: tune llama.cpp's llama-server for the NVIDIA GB10 (DGX Spark) and tell the "

@@ -106,7 +106,10 @@ Runner setup_bench_compare(CLI::App& bench) {
   sub->add_flag("--json", options->json, "Print one JSON document instead of text");
   sub->footer(
       "A change is beyond the noise when the confidence intervals of the two medians (95% "
-      "from 6 samples on) do not overlap and each run has at least 5 samples.\n" +
+      "from 6 samples on) do not overlap and each run has at least 5 samples. When both runs "
+      "measured the same requests in the same order the comparison is paired: B/A is the "
+      "geometric mean of the per-request ratios, and a change is beyond the noise when its 95% "
+      "Student-t interval excludes 1 (at least 3 pairs).\n" +
       exit_code_footer({{ExitCode::ok, "compared (whatever the verdict)"},
                         {ExitCode::usage, "usage error, or a result is missing or unreadable"}}));
   return [options](Context& ctx) { return run(*options, ctx); };

@@ -116,15 +116,12 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   if (!info) {
     return fail_bench_server(ctx, info.error());
   }
-  const std::size_t before = workload->requests.size();
-  const auto dropped = bench::fit_workload(*workload, options.max_context, info->n_ctx_per_slot);
-  if (!dropped) {
-    return fail_bench_server(ctx, dropped.error());
+  const auto fitted = bench::fit_workload(*workload, options.max_context, info->n_ctx_per_slot);
+  if (!fitted) {
+    return fail_bench_server(ctx, fitted.error());
   }
-  if (*dropped > 0) {
-    *ctx.err << fmt::format(
-        "--max-context {}: {} of {} requests left out (longer than {} tokens)\n",
-        options.max_context, *dropped, before, options.max_context);
+  if (!fitted->empty()) {
+    *ctx.err << *fitted << "\n";
   }
   const auto roof_inputs =
       bench::roofline_inputs({options.model, options.bandwidth_gbps, ctx.env}, record, *info);

@@ -127,14 +127,18 @@ void add_setting_options(CLI::App& sub, const std::shared_ptr<LaunchOptions>& o)
     const std::string key(spec.key);
     if (!spec.option.empty()) {
       const std::string names(spec.option);
-      CLI::Option* option =
-          spec.kind == launch::SettingKind::integer
-              ? sub.add_option_function<std::int64_t>(
-                    names, [o, key](std::int64_t value) { o->request.values[key] = value; },
-                    launch::setting_help(spec))
-              : sub.add_option_function<std::string>(
-                    names, [o, key](const std::string& value) { o->request.values[key] = value; },
-                    launch::setting_help(spec));
+      const std::string help = launch::setting_help(spec);
+      CLI::Option* option = nullptr;
+      if (spec.kind == launch::SettingKind::integer) {
+        option = sub.add_option_function<std::int64_t>(
+            names, [o, key](std::int64_t value) { o->request.values[key] = value; }, help);
+      } else if (spec.kind == launch::SettingKind::number) {
+        option = sub.add_option_function<double>(
+            names, [o, key](double value) { o->request.values[key] = value; }, help);
+      } else {
+        option = sub.add_option_function<std::string>(
+            names, [o, key](const std::string& value) { o->request.values[key] = value; }, help);
+      }
       option->option_text(launch::setting_value_text(spec));
     }
     for (const launch::SettingFlag& flag : spec.flags) {

@@ -45,6 +45,22 @@ Expected<launch::StartResult> start_with_progress(Context& ctx,
   return started;
 }
 
+// Never a silent switch: a tuned profile for this model and build is named, not used.
+void say_tuned_profile(Context& ctx, const report::LaunchPreview& preview, const std::string& url) {
+  if (preview.profile_reason == "--profile" || !ctx.connect_server || preview.model_files.empty()) {
+    return;
+  }
+  const auto endpoint = ctx.connect_server(url, std::chrono::seconds(5));
+  const auto info = endpoint ? endpoint->info() : Expected<bench::ServerInfo>(endpoint.error());
+  if (!info) {
+    return;
+  }
+  if (const auto note =
+          launch::tuned_profile_note(ctx.env, preview.model_files.front(), info->build_info)) {
+    *ctx.err << "gb10tune launch: " << *note << "\n";
+  }
+}
+
 }  // namespace
 
 ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
@@ -72,6 +88,7 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
   const auto measured =
       launch::measure_started_server(preview, started->pid, ctx.gpu, ctx.env, lease.paths.log,
                                      ctx.now_iso8601 ? ctx.now_iso8601() : "");
+  say_tuned_profile(ctx, preview, url_text);
   if (json) {
     auto doc = report::launch_to_json(preview);
     doc["dry_run"] = false;

@@ -354,17 +354,72 @@ void save(const testing::TempDir& dir, const std::string& name,
   dir.write("state/gb10tune/bench/" + name + ".json", bench::result_to_json(result).dump(2));
 }
 
+bench::ServerBenchResult golden_n3() {
+  return testing::make_result({20.1, 20.5, 20.3, 20.8, 20.4, 20.6, 20.2, 20.7, 20.5, 20.4},
+                              {309, 310, 308, 311, 309.5}, {170, 180, 175}, 3);
+}
+
+bench::ServerBenchResult golden_n4() {
+  return testing::make_result({23.5, 23.9, 23.6, 23.8, 23.7, 24.0, 23.4, 23.7, 23.9, 23.6},
+                              {309, 310, 308, 311, 309.5}, {185, 195, 190}, 4);
+}
+
+// Runs of other requests (another workload): the medians' rule.
 TEST(CliBenchCompare, TextMatchesGolden) {
   testing::TempDir dir;
-  save(dir, "n3",
-       testing::make_result({20.1, 20.5, 20.3, 20.8, 20.4, 20.6, 20.2, 20.7, 20.5, 20.4},
-                            {309, 310, 308, 311, 309.5}, {170, 180, 175}, 3));
-  save(dir, "n4",
-       testing::make_result({23.5, 23.9, 23.6, 23.8, 23.7, 24.0, 23.4, 23.7, 23.9, 23.6},
-                            {309, 310, 308, 311, 309.5}, {185, 195, 190}, 4));
+  save(dir, "n3", golden_n3());
+  save(dir, "n4", testing::with_other_requests(golden_n4()));
   const auto result = run_cli_on("gb10", {"bench", "compare", "n3", "n4"}, state_env(dir));
   ASSERT_EQ(result.exit_code, 0) << result.err;
   testing::expect_golden("bench-compare.txt", result.out);
+}
+
+// The same requests in the same order: paired, the ratio and its interval on every row.
+TEST(CliBenchCompare, PairedTextMatchesGolden) {
+  testing::TempDir dir;
+  save(dir, "n3", golden_n3());
+  save(dir, "n4", golden_n4());
+  const auto result = run_cli_on("gb10", {"bench", "compare", "n3", "n4"}, state_env(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  testing::expect_golden("bench-compare-paired.txt", result.out);
+  EXPECT_NE(result.out.find("paired over 10 requests"), std::string::npos) << result.out;
+
+  const auto js = run_cli_on("gb10", {"bench", "compare", "n3", "n4", "--json"}, state_env(dir));
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const json doc = json::parse(js.out);
+  EXPECT_EQ(doc["paired_requests"], 10);
+  const json& decode = doc["metrics"][1];
+  EXPECT_EQ(decode["metric"], "decode");
+  EXPECT_EQ(decode["paired"]["pairs"], 10);
+  EXPECT_EQ(decode["paired"]["verdict"], "better");
+  EXPECT_GT(decode["paired"]["ratio_low"].get<double>(), 1.1);
+  EXPECT_EQ(decode["verdict"], "better");
+  // Unpaired: the document has no paired fields.
+  save(dir, "other", testing::with_other_requests(golden_n4()));
+  const auto plain =
+      run_cli_on("gb10", {"bench", "compare", "n3", "other", "--json"}, state_env(dir));
+  const json unpaired = json::parse(plain.out);
+  EXPECT_FALSE(unpaired.contains("paired_requests"));
+  EXPECT_FALSE(unpaired["metrics"][1].contains("paired"));
+}
+
+// Other requests at the headline, the same at concurrency 2: only that level's rows pair.
+TEST(CliBenchCompare, PartlyPairedSaysWhichRuleEachRowFollows) {
+  testing::TempDir dir;
+  auto a = golden_n3();
+  auto b = testing::with_other_requests(golden_n4());
+  testing::add_level(a, 2, {11.0, 11.1, 10.9, 11.0, 11.2, 10.8});
+  testing::add_level(b, 2, {11.5, 11.6, 11.4, 11.5, 11.7, 11.3});
+  save(dir, "a", a);
+  save(dir, "b", b);
+  const auto result = run_cli_on("gb10", {"bench", "compare", "a", "b"}, state_env(dir));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.find("paired over"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("(rows with B/A)"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("rows without B/A did not pair"), std::string::npos) << result.out;
+  // per-session decode @2: each request 4.5% faster (ratios 1.0446 … 1.0463).
+  EXPECT_NE(result.out.find("+4.5%     1.045 [1.045, 1.046]  better"), std::string::npos)
+      << result.out;
 }
 
 TEST(CliBenchCompare, SeveralChangedSettingsWarn) {

@@ -27,10 +27,12 @@ const std::vector<std::pair<std::string, std::string>> kSettingOptions = {
     {"gpu_layers", "--gpu-layers"},
     {"flash_attn", "--flash-attn"},
     {"draft_n_max", "--draft-n-max"},
+    {"draft_p_min", "--draft-p-min"},
     {"cache_ram_mib", "--cache-ram"},
     {"cache_type_k", "--cache-type-k"},
     {"cache_type_v", "--cache-type-v"},
     {"ubatch", "--ubatch"},
+    {"threads", "--threads"},
     {"host", "--host"},
     {"port", "--port"},
     {"reserve", "--reserve"},
@@ -117,6 +119,8 @@ TEST(CliLaunchHelp, ARangeErrorIsTheSettingsOwn) {
            {"--slots", "0", "between 1 and 256"},
            {"--port", "70000", "between 1 and 65535"},
            {"--draft-n-max", "65", "between 1 and 64"},
+           {"--draft-p-min", "1.5", "a number from 0 to 1"},
+           {"--threads", "-1", "between 0 and 4096"},
            {"--timeout", "0", "between 1 and 86400"},
            {"--flash-attn", "maybe", "one of on, off, auto"}}) {
     const auto result = testing::run_cli_on(

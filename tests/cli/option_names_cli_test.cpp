@@ -73,6 +73,16 @@ const std::map<std::string, Meaning>& shared_meanings() {
       {"--warmup", {"first", ""}},
       {"--print", {"start nothing", ""}},
       {"--force", {"Go on past", ""}},
+      // bench server and tune send the same workloads the same way, ...
+      {"--concurrency", {"arallel sessions", ""}},
+      {"--prompts", {"JSON lines", ""}},
+      {"--max-context", {"Leave out the requests", ""}},
+      // ... and tune's memory floor is watch's.
+      {"--floor", {"MemAvailable falls below", ""}},
+      // What a command keeps for later (probe's result, tune's winner) is kept unless this.
+      {"--no-save", {"Do not save the", ""}},
+      // llama.cpp's -t: the CPU threads of the server (launch) or of the worker (rpc start).
+      {"--threads", {"CPU", ""}},
   };
   return table;
 }

@@ -1,13 +1,11 @@
 // SIGINT and SIGTERM end a long-running command with 128 + the signal (130, 143), and launch
 // stops the server it was waiting for either way.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <thread>
 
-#include "gb10tune/platform/child_process.hpp"
+#include "support/background_run.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -16,48 +14,6 @@ namespace gb10tune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// The real binary run in the background with its output in a file.
-struct BackgroundRun {
-  TempDir dir;
-  std::filesystem::path output = dir.path() / "output.txt";
-  std::optional<platform::Child> child;
-
-  BackgroundRun(const std::vector<std::string>& args,
-                const std::map<std::string, std::string>& env) {
-    std::vector<std::string> argv{GB10TUNE_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    platform::Environment environment = platform::Environment::current();
-    for (const auto& [name, value] : env) {
-      environment.set(name, value);
-    }
-    const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    auto spawned = platform::Child::spawn(argv, environment.to_strings(), fd);
-    ::close(fd);
-    EXPECT_TRUE(spawned) << spawned.error().message;
-    if (spawned) {
-      child.emplace(std::move(*spawned));
-    }
-  }
-
-  ~BackgroundRun() {
-    if (child && !child->poll()) {
-      child->terminate(2s);
-    }
-  }
-
-  // Its exit, waiting up to `timeout`.
-  std::optional<platform::ChildExit> wait(std::chrono::milliseconds timeout) {
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < until) {
-      if (auto exit = child->poll()) {
-        return exit;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return std::nullopt;
-  }
-};
 
 // Waits up to 20 s for `path` to hold a pid; 0 when it does not.
 int wait_for_pid_file(const std::filesystem::path& path) {

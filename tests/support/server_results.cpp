@@ -72,4 +72,14 @@ void add_level(bench::ServerBenchResult& result, int concurrency,
   result.options.concurrency.push_back(concurrency);
 }
 
+bench::ServerBenchResult with_other_requests(bench::ServerBenchResult result,
+                                             const std::string& prefix) {
+  for (bench::LevelResult& level : result.levels) {
+    for (std::size_t i = 0; i < level.samples.size(); ++i) {
+      level.samples[i].request = prefix + "/" + std::to_string(i + 1);
+    }
+  }
+  return result;
+}
+
 }  // namespace gb10tune::testing

@@ -1,6 +1,7 @@
 // Saved server-benchmark results built in code, for the compare and result tests.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "gb10tune/bench/server_result.hpp"
@@ -19,5 +20,10 @@ bench::ServerBenchResult make_result(const std::vector<double>& decode,
 // `per_session` (round by round, `concurrency` per round).
 void add_level(bench::ServerBenchResult& result, int concurrency,
                const std::vector<double>& per_session);
+
+// `result` with every request renamed "<prefix>/<n>": it no longer pairs with a run of
+// make_result (bench compare then judges it by the medians' intervals, unpaired).
+bench::ServerBenchResult with_other_requests(bench::ServerBenchResult result,
+                                             const std::string& prefix = "other");
 
 }  // namespace gb10tune::testing

@@ -201,14 +201,15 @@ nlohmann::json read_record(const fs::path& path) {
   return doc;
 }
 
-std::vector<std::string> stand_in_launch_args(const std::string& model) {
+std::vector<std::string> stand_in_launch_args(const std::string& model, int port,
+                                              bool shipped_profile) {
   return {"launch",
           "--model",
           model,
           "--llama-server",
           stand_in_server_path().string(),
-          "--profile",
-          "single-slot",
+          shipped_profile ? "--profile" : "--slots",
+          shipped_profile ? "single-slot" : "1",
           "--ctx-per-slot",
           "4096",
           "--cache-ram",
@@ -216,7 +217,7 @@ std::vector<std::string> stand_in_launch_args(const std::string& model) {
           "--reserve",
           "0",
           "--port",
-          std::to_string(free_tcp_port())};
+          std::to_string(port > 0 ? port : free_tcp_port())};
 }
 
 int start_stand_in_through_launch(const launch::StatePaths& paths,

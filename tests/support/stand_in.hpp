@@ -30,9 +30,12 @@ int free_tcp_port();
 int start_stand_in_through_launch(const launch::StatePaths& paths,
                                   const std::map<std::string, std::string>& env = {});
 
-// The arguments of `gb10tune launch` for `model` on the stand-in at a free port, planned
-// small enough for any machine: single-slot, 4096 tokens, no prompt cache, no reserve.
-std::vector<std::string> stand_in_launch_args(const std::string& model);
+// The arguments of `gb10tune launch` for `model` on the stand-in at `port` (0: a free one),
+// planned small enough for any machine: single-slot, 4096 tokens, no prompt cache, no reserve.
+// Without `shipped_profile` no --profile is given (the model's default profile, then --slots 1),
+// as a user starting a model plainly.
+std::vector<std::string> stand_in_launch_args(const std::string& model, int port = 0,
+                                              bool shipped_profile = true);
 
 // How a child ended.
 struct ChildExit {

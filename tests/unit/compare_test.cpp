@@ -9,6 +9,7 @@ namespace {
 
 using testing::add_level;
 using testing::make_result;
+using testing::with_other_requests;
 
 const std::vector<double> kDecodeA{20.1, 20.5, 20.3, 20.8, 20.4, 20.6, 20.2, 20.7, 20.5, 20.4};
 const std::vector<double> kDecodeB{23.5, 23.9, 23.6, 23.8, 23.7, 24.0, 23.4, 23.7, 23.9, 23.6};
@@ -70,12 +71,66 @@ TEST(Compare, LowerIsBetterForTimeToFirstToken) {
 
 TEST(Compare, OverlappingNoiseIsNotSignificantEvenWhenMediansDiffer) {
   const ServerBenchResult a = make_result({18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5}, kPrefill);
-  const ServerBenchResult b = make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill);
+  const ServerBenchResult b =
+      with_other_requests(make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill));
   const Comparison c = compare_results(a, b, "a", "b");
   const MetricComparison& decode = row(c, "decode");
   EXPECT_GT(decode.change_percent, 4);
   EXPECT_EQ(decode.verdict, Verdict::no_significant_difference);
+  EXPECT_FALSE(decode.paired);
+  EXPECT_EQ(c.paired_requests, 0);
   EXPECT_FALSE(c.any_significant);
+}
+
+TEST(Compare, TheSameRequestsInTheSameOrderArePaired) {
+  // The same figures as above, now on the same requests: each request 1 t/s faster, which the
+  // per-request ratios show although the medians' intervals overlap.
+  const ServerBenchResult a = make_result({18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5}, kPrefill);
+  const ServerBenchResult b = make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill);
+  const Comparison c = compare_results(a, b, "a", "b");
+  EXPECT_EQ(c.paired_requests, 10);
+  const MetricComparison& decode = row(c, "decode");
+  ASSERT_TRUE(decode.paired);
+  EXPECT_EQ(decode.paired->pairs, 10);
+  EXPECT_GT(decode.paired->ratio_low, 1.04);
+  EXPECT_LT(decode.paired->ratio_high, 1.06);
+  EXPECT_EQ(decode.verdict, Verdict::better);
+  EXPECT_EQ(judge(decode.a, decode.b, true), Verdict::no_significant_difference);
+  EXPECT_TRUE(c.any_significant);
+  // Prefill did not change: ratio 1.
+  ASSERT_TRUE(row(c, "prefill").paired);
+  EXPECT_EQ(row(c, "prefill").paired->ratio, 1);
+  EXPECT_EQ(row(c, "prefill").verdict, Verdict::no_significant_difference);
+}
+
+TEST(Compare, RequestsPairOnlySampleBySample) {
+  const ServerBenchResult a = make_result(kDecodeA, kPrefill);
+  // One sample fewer, another session, or another order: not paired.
+  const ServerBenchResult shorter =
+      make_result(std::vector<double>(kDecodeB.begin(), kDecodeB.end() - 1), kPrefill);
+  ServerBenchResult session = make_result(kDecodeB, kPrefill);
+  session.levels[0].samples[3].session = 1;
+  ServerBenchResult swapped = make_result(kDecodeB, kPrefill);
+  std::swap(swapped.levels[0].samples[0].request, swapped.levels[0].samples[1].request);
+  for (const ServerBenchResult* b :
+       std::initializer_list<const ServerBenchResult*>{&shorter, &session, &swapped}) {
+    const Comparison c = compare_results(a, *b, "a", "b");
+    EXPECT_EQ(c.paired_requests, 0);
+    EXPECT_FALSE(row(c, "decode").paired);
+  }
+  // A headline that does not pair, a level that does: only that level's rows are paired.
+  ServerBenchResult x = make_result(kDecodeA, kPrefill);
+  ServerBenchResult y = with_other_requests(make_result(kDecodeA, kPrefill));
+  add_level(x, 2, {11.0, 11.1, 10.9, 11.0, 11.2, 10.8});
+  add_level(y, 2, {11.5, 11.6, 11.4, 11.5, 11.7, 11.3});
+  const Comparison c = compare_results(x, y, "x", "y");
+  EXPECT_EQ(c.paired_requests, 0);
+  EXPECT_FALSE(row(c, "decode").paired);
+  ASSERT_TRUE(row(c, "per-session decode @2").paired);
+  EXPECT_EQ(row(c, "per-session decode @2").paired->pairs, 6);
+  ASSERT_TRUE(row(c, "total decode @2").paired);
+  EXPECT_EQ(row(c, "total decode @2").paired->pairs, 3);  // rounds
+  EXPECT_EQ(row(c, "per-session decode @2").verdict, Verdict::better);
 }
 
 TEST(Compare, MoreThanOneSettingChangedWarns) {
@@ -131,7 +186,7 @@ TEST(Compare, FewSamplesAreNeverBetterOrWorse) {
   // Three samples each, fully apart: [min, max] covers the median only 75% of the time, and
   // two runs of one server separate like this by chance one time in ten.
   const ServerBenchResult a = make_result({20.1, 20.5, 20.3}, kPrefill);
-  const ServerBenchResult b = make_result({23.5, 23.9, 23.6}, kPrefill);
+  const ServerBenchResult b = with_other_requests(make_result({23.5, 23.9, 23.6}, kPrefill));
   const Comparison c = compare_results(a, b, "a", "b");
   const MetricComparison& decode = row(c, "decode");
   EXPECT_EQ(decode.verdict, Verdict::too_few_samples);
@@ -140,8 +195,18 @@ TEST(Compare, FewSamplesAreNeverBetterOrWorse) {
   EXPECT_EQ(to_string(Verdict::too_few_samples), "too few samples");
   // From kMinSamplesForVerdict samples on the same separation is a verdict.
   const ServerBenchResult a5 = make_result({20.1, 20.5, 20.3, 20.2, 20.4}, kPrefill);
-  const ServerBenchResult b5 = make_result({23.5, 23.9, 23.6, 23.7, 23.8}, kPrefill);
+  const ServerBenchResult b5 =
+      with_other_requests(make_result({23.5, 23.9, 23.6, 23.7, 23.8}, kPrefill));
   EXPECT_EQ(row(compare_results(a5, b5, "a", "b"), "decode").verdict, Verdict::better);
+  // Paired, three pairs are enough (kMinPairsForVerdict); two are not.
+  EXPECT_EQ(row(compare_results(a, make_result({23.5, 23.9, 23.6}, kPrefill), "a", "b"), "decode")
+                .verdict,
+            Verdict::better);
+  EXPECT_EQ(row(compare_results(make_result({20.1, 20.5}, kPrefill),
+                                make_result({23.5, 23.9}, kPrefill), "a", "b"),
+                "decode")
+                .verdict,
+            Verdict::too_few_samples);
 }
 
 }  // namespace

@@ -5,13 +5,21 @@
 // the two medians (median_interval, 95% where the sample count allows) do not overlap and each
 // run has at least kMinSamplesForVerdict samples. Identical runs always overlap, so a run
 // compared with itself reports no significant difference.
+//
+// When both runs measured the same requests in the same order (the same request name and
+// session in every sample of a level), that level is compared paired instead (bench/paired):
+// the verdict is the paired test's, which finds far smaller changes on a workload whose
+// requests differ a lot (a multi-turn workload's short and long contexts).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gb10tune/bench/paired.hpp"
 #include "gb10tune/bench/run_settings.hpp"
 #include "gb10tune/bench/server_result.hpp"
+#include "gb10tune/bench/verdict.hpp"
 
 namespace gb10tune::bench {
 
@@ -21,19 +29,6 @@ namespace gb10tune::bench {
 // (and the intervals only 75% sure), with 2 samples 33%.
 inline constexpr int kMinSamplesForVerdict = 5;
 
-// The verdict on one metric.
-enum class Verdict {
-  no_significant_difference,  // the intervals overlap
-  better,                     // beyond the noise, in the metric's good direction
-  worse,                      // beyond the noise, in its bad direction
-  not_comparable,             // one run lacks the metric (no speculation, say)
-  too_few_samples,            // the intervals are apart, but a run has fewer than
-                              // kMinSamplesForVerdict samples
-};
-
-// "no significant difference", "better", "worse", "not comparable", "too few samples".
-std::string_view to_string(Verdict verdict);
-
 // One row of the comparison.
 struct MetricComparison {
   std::string label;  // "decode", "per-session decode @2", "total decode @2"
@@ -42,7 +37,9 @@ struct MetricComparison {
   MetricSummary a;
   MetricSummary b;
   double change_percent = 0;  // (b − a) / a × 100 of the medians; 0 when a's median is 0
-  Verdict verdict = Verdict::not_comparable;
+  Verdict verdict = Verdict::not_comparable;  // the paired test's when `paired` is set
+  // The paired comparison, when the level's requests pair (same requests, same order).
+  std::optional<PairedComparison> paired;
 };
 
 struct Comparison {
@@ -54,10 +51,13 @@ struct Comparison {
   // Set when the runs differ in more than one setting: the change cannot be attributed (K7).
   std::string warning;
   std::vector<int> skipped_levels;  // concurrency levels only one run has
+  // The requests of the headline level paired between the runs; 0 when they do not pair.
+  int paired_requests = 0;
 };
 
 // Compares run `a` (the baseline) with run `b`: the headline (first) level's metrics, then
-// the per-session and total decode rates of every other concurrency level both runs have.
+// the per-session and total decode rates of every other concurrency level both runs have;
+// paired where a level's requests pair.
 Comparison compare_results(const ServerBenchResult& a, const ServerBenchResult& b,
                            const std::string& a_name, const std::string& b_name);
 

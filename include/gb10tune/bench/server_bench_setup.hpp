@@ -1,5 +1,5 @@
 // What `bench server` finds before and after its requests, on this machine: the launch record,
-// the workload, the workload fitted to the server's slots, the roofline's inputs, what the
+// the roofline's inputs, what the
 // server is (its provenance) and where a result is saved. The runner (server_run.hpp) sends
 // the requests; the CLI only binds options and prints.
 #pragma once
@@ -28,17 +28,6 @@ using WarnFn = std::function<void(const std::string&)>;
 // error) otherwise. A state directory that may not be believed is said to `warn`.
 std::optional<launch::LaunchRecord> find_launch_record(const platform::Environment& env,
                                                        const WarnFn& warn);
-
-// The workload of --prompts FILE, or the built-in one for "". A usage Error naming the file
-// when it cannot be read or parsed.
-Expected<Workload> load_workload(const std::string& prompts_file);
-
-// Fits `workload` to the server before the first request (a request longer than a slot fails
-// in the middle of a run): with `max_context` > 0 the longer requests are dropped (the source
-// says so) and how many is returned, a usage Error when that drops every request; then with
-// `slot_ctx` > 0 a request still too long is check_workload_fits's Error (ExitCode::failed).
-Expected<std::size_t> fit_workload(Workload& workload, std::uint64_t max_context,
-                                   std::uint64_t slot_ctx);
 
 // The argv of the one local llama-server whose --host/--port (or LLAMA_ARG_HOST/PORT) give
 // `url`: a server started by hand, whose flags say how it drafts. nullopt when none or

@@ -58,6 +58,17 @@ Status check_workload_fits(const Workload& workload, std::uint64_t slot_ctx);
 // many were dropped. Conversations keep their shorter, earlier turns.
 std::size_t trim_workload(Workload& workload, std::uint64_t max_tokens);
 
+// The workload of `prompts` (a JSON-lines file; "" = the shipped one). A usage Error naming the
+// file when it cannot be read, or parse_workload's.
+Expected<Workload> load_workload(const std::string& prompts);
+
+// Makes `workload` fit a slot: with `max_context` > 0 drops the longer requests (trim_workload;
+// the source then says so), then refuses what is still longer than `slot_ctx` (0: unknown, not
+// checked). Returns the note to print when requests were left out ("" otherwise); a usage Error
+// when nothing is left or a request does not fit.
+Expected<std::string> fit_workload(Workload& workload, std::uint64_t max_context,
+                                   std::uint64_t slot_ctx);
+
 // The JSON body to POST for `request`: its body with "stream": false (timings come with the
 // final, non-streamed answer).
 std::string request_json(const WorkloadRequest& request);

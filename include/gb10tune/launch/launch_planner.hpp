@@ -34,6 +34,9 @@ struct PlannerContext {
   platform::Sysroot sysroot;       // /proc, /sys and config.ini files are read under it
   gpu::GpuBackend* gpu = nullptr;  // the GPUs a CUDA plan is checked against; nullptr: none
   NoteSink note;                   // must be set
+  // Host memory a running server of ours gives back before this start (tune replaces its
+  // server): added to MemAvailable, and a note says so. 0 for a launch.
+  std::uint64_t freed_bytes = 0;
 };
 
 // Everything a launch finds before its memory check.

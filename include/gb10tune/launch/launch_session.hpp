@@ -3,6 +3,7 @@
 // verify, stop, watch and bench server read).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "gb10tune/launch/launch_record.hpp"
@@ -38,5 +39,13 @@ std::string launch_url(const LaunchSettings& settings);
 // forced), with its files under `paths`, asked on `url`, started at `launched_at`.
 LaunchRecord make_launch_record(const report::LaunchPreview& preview, const StatePaths& paths,
                                 const std::string& url, const std::string& launched_at);
+
+// What `launch` says when it started `model_path` without --profile and the user has a tuned
+// profile for that model and `build` (the server's build_info): "a tuned profile exists for
+// this model and build: NAME (1.12× decode, 2026-12-02); start it with --profile NAME" for the
+// newest one; nullopt when there is none.
+std::optional<std::string> tuned_profile_note(const platform::Environment& env,
+                                              const std::string& model_path,
+                                              const std::string& build);
 
 }  // namespace gb10tune::launch

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,9 +28,13 @@ struct SettingsDocument {
   std::string description;  // "description" (profiles)
   std::string profile;      // "profile": the profile a user config selects ("" = none)
   nlohmann::json settings = nlohmann::json::object();
+  // "tuned": what `gb10tune tune` measured a profile it wrote for (model, build, machine, goal,
+  // gain; tune/tuned_profile reads it); null when absent. launch starts the settings alone.
+  nlohmann::json tuned = nullptr;
 };
 
-// Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value}}.
+// Parses a profile or user config: {"description"?, "profile"?, "settings": {key: value},
+// "tuned"?: {…}}.
 // Syntax errors name `source`, the line and the column; unknown keys and mistyped or
 // out-of-range values name the key and what is allowed. Exit code usage.
 Expected<SettingsDocument> parse_settings_document(std::string_view text,
@@ -54,6 +59,7 @@ class LaunchSettings {
   const ResolvedSetting& at(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::int64_t integer(std::string_view key) const;
+  double number(std::string_view key) const;  // an integer's value too
   bool boolean(std::string_view key) const;
   std::vector<std::string> text_list(std::string_view key) const;
   // Every setting in display order.
@@ -66,8 +72,20 @@ class LaunchSettings {
 // The profiles shipped with gb10tune (configs/*.json, compiled in): name → JSON text.
 const std::map<std::string, std::string_view>& builtin_profiles();
 
-// The profile `name_or_path`: a shipped profile's name, or a path to a JSON file. An Error
-// listing the shipped names when it is neither.
-Expected<SettingsDocument> load_profile(const std::string& name_or_path);
+// The profile `name_or_path`: a shipped profile's name, else the user's NAME.json in
+// `user_dir` ($XDG_CONFIG_HOME/gb10tune/profiles, where `gb10tune tune` saves its winners; a
+// shipped name wins over a user file of the same name), else a path to a JSON file. A usage
+// Error listing the shipped names and the user's when it is none of them.
+Expected<SettingsDocument> load_profile(const std::string& name_or_path,
+                                        const std::filesystem::path& user_dir = {});
+
+// The names of the user's profiles in `user_dir` (NAME of each NAME.json), sorted; none when
+// the folder does not exist.
+std::vector<std::string> user_profile_names(const std::filesystem::path& user_dir);
+
+// When `name` is a shipped profile and `user_dir` also holds NAME.json: the sentence saying
+// that the shipped one is used and how to use the user's; nullopt otherwise.
+std::optional<std::string> shadowed_profile_note(const std::string& name,
+                                                 const std::filesystem::path& user_dir);
 
 }  // namespace gb10tune::launch

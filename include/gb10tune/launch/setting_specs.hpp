@@ -12,7 +12,8 @@
 namespace gb10tune::launch {
 
 // The type of one setting's value.
-enum class SettingKind { text, integer, boolean, text_list };
+// `number` is a real number within [number_min, number_max] (a fraction such as a probability).
+enum class SettingKind { text, integer, boolean, text_list, number };
 
 // A launch switch that sets a setting to one value ("--no-kvu" sets kv_unified to "off").
 struct SettingFlag {
@@ -30,6 +31,8 @@ struct SettingSpec {
   std::vector<std::string_view> choices = {};  // allowed texts; empty = any
   std::int64_t min = 0;                        // integer range
   std::int64_t max = 0;
+  double number_min = 0;  // number range
+  double number_max = 0;
   std::string_view help = {};
   // The launch option that takes its value, as CLI11 names it ("--model,-m"); "" when none.
   std::string_view option = {};

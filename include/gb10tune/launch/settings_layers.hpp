@@ -2,6 +2,7 @@
 // ($XDG_CONFIG_HOME/gb10tune/config.json) < the command line (< what the fit lowered).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -20,12 +21,19 @@ struct SettingsLayers {
   std::string profile;                               // name or path; "" until chosen
   std::string profile_reason;                        // "--profile", "user config", "chosen: …"
   std::optional<SettingsDocument> profile_settings;  // nullopt until loaded
+  // The user's profiles ($XDG_CONFIG_HOME/gb10tune/profiles); empty when no config folder.
+  std::filesystem::path user_profiles;
 };
 
 // The user config and the profile it or the command line names (not loaded yet). A usage Error
 // naming the file when the user config cannot be read or is not a valid settings document.
 Expected<SettingsLayers> read_settings_layers(const LaunchRequest& request,
                                               const platform::Environment& env);
+
+// Loads the profile the command line or the user config names, if any and not loaded yet (so
+// that a profile naming the model, as a tuned one does, finds it). A usage Error when it does
+// not exist or is not valid.
+Status load_named_profile(SettingsLayers& layers);
 
 // Loads the profile: the one named, else gb10-moe for a mixture of experts and gb10-dense-mtp
 // for any other model. A usage Error when the named profile does not exist or is not valid.

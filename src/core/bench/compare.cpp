@@ -9,18 +9,56 @@ namespace gb10tune::bench {
 namespace {
 
 MetricComparison make_row(std::string label, std::string_view unit, bool higher_is_better,
-                          MetricSummary a, MetricSummary b) {
+                          MetricSummary a, MetricSummary b,
+                          std::optional<PairedComparison> paired = std::nullopt) {
   MetricComparison row;
   row.label = std::move(label);
   row.unit = std::string(unit);
   row.higher_is_better = higher_is_better;
-  row.verdict = judge(a, b, higher_is_better);
+  row.verdict = paired ? paired->verdict : judge(a, b, higher_is_better);
+  row.paired = std::move(paired);
   if (a.stats.count > 0 && b.stats.count > 0 && a.stats.median != 0) {
     row.change_percent = (b.stats.median - a.stats.median) / a.stats.median * 100.0;
   }
   row.a = std::move(a);
   row.b = std::move(b);
   return row;
+}
+
+// Whether two levels measured the same requests in the same order: the same concurrency and,
+// sample by sample, the same request and session.
+bool requests_pair(const LevelResult& a, const LevelResult& b) {
+  if (a.concurrency != b.concurrency || a.samples.empty() || a.samples.size() != b.samples.size() ||
+      a.round_totals.size() != b.round_totals.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.samples.size(); ++i) {
+    if (a.samples[i].request != b.samples[i].request ||
+        a.samples[i].session != b.samples[i].session) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `metric` of every sample of `level`, 0 where the server did not report it (so that two
+// levels' values pair by index; compare_paired leaves such pairs out).
+std::vector<double> sample_values(const LevelResult& level, Metric metric) {
+  std::vector<double> values;
+  values.reserve(level.samples.size());
+  for (const RequestSample& sample : level.samples) {
+    values.push_back(metric_value(metric, sample.timings).value_or(0));
+  }
+  return values;
+}
+
+// The paired comparison of `metric` over two levels, when their requests pair.
+std::optional<PairedComparison> paired_metric(const LevelResult& a, const LevelResult& b,
+                                              Metric metric, bool higher_is_better) {
+  if (!requests_pair(a, b)) {
+    return std::nullopt;
+  }
+  return compare_paired(sample_values(a, metric), sample_values(b, metric), higher_is_better);
 }
 
 // The level of `result` at `concurrency`, headline level excluded.
@@ -35,22 +73,6 @@ const LevelResult* find_level(const ServerBenchResult& result, int concurrency) 
 }
 
 }  // namespace
-
-std::string_view to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::no_significant_difference:
-      return "no significant difference";
-    case Verdict::better:
-      return "better";
-    case Verdict::worse:
-      return "worse";
-    case Verdict::not_comparable:
-      return "not comparable";
-    case Verdict::too_few_samples:
-      return "too few samples";
-  }
-  return "unknown";
-}
 
 Verdict judge(const MetricSummary& a, const MetricSummary& b, bool higher_is_better) {
   if (a.stats.count == 0 || b.stats.count == 0) {
@@ -85,8 +107,12 @@ Comparison compare_results(const ServerBenchResult& a, const ServerBenchResult& 
       if (ma.stats.count == 0 && mb.stats.count == 0) {
         continue;  // neither run has it (no speculation in either)
       }
-      out.rows.push_back(
-          make_row(std::string(info.label) + suffix, info.unit, info.higher_is_better, ma, mb));
+      out.rows.push_back(make_row(
+          std::string(info.label) + suffix, info.unit, info.higher_is_better, ma, mb,
+          paired_metric(a.levels.front(), b.levels.front(), metric, info.higher_is_better)));
+    }
+    if (requests_pair(a.levels.front(), b.levels.front())) {
+      out.paired_requests = static_cast<int>(a.levels.front().samples.size());
     }
   }
   // Every further level of `a` that `b` also has: per-session and total decode (K10).
@@ -99,10 +125,14 @@ Comparison compare_results(const ServerBenchResult& a, const ServerBenchResult& 
     }
     const LevelSummary sa = summarize_level(a.levels[i]);
     const LevelSummary sb = summarize_level(*other);
+    const bool paired = requests_pair(a.levels[i], *other);
     out.rows.push_back(make_row(fmt::format("per-session decode @{}", concurrency), "t/s", true,
-                                sa.per_session_decode, sb.per_session_decode));
-    out.rows.push_back(make_row(fmt::format("total decode @{}", concurrency), "t/s", true,
-                                sa.total_decode, sb.total_decode));
+                                sa.per_session_decode, sb.per_session_decode,
+                                paired_metric(a.levels[i], *other, Metric::decode_tps, true)));
+    out.rows.push_back(make_row(
+        fmt::format("total decode @{}", concurrency), "t/s", true, sa.total_decode, sb.total_decode,
+        paired ? std::optional(compare_paired(a.levels[i].round_totals, other->round_totals, true))
+               : std::nullopt));
   }
   for (std::size_t i = 1; i < b.levels.size(); ++i) {
     const int concurrency = b.levels[i].concurrency;

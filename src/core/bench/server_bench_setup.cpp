@@ -29,43 +29,6 @@ std::optional<launch::LaunchRecord> find_launch_record(const platform::Environme
   return std::move(*record);
 }
 
-Expected<Workload> load_workload(const std::string& prompts_file) {
-  if (prompts_file.empty()) {
-    return default_workload();
-  }
-  const auto text = read_text_file(prompts_file);
-  if (!text) {
-    return Error{fmt::format("--prompts {}: cannot read the file; give a JSON-lines workload "
-                             "(see docs/server-bench.md)",
-                             prompts_file),
-                 ExitCode::usage};
-  }
-  return parse_workload(*text, prompts_file);
-}
-
-Expected<std::size_t> fit_workload(Workload& workload, std::uint64_t max_context,
-                                   std::uint64_t slot_ctx) {
-  std::size_t dropped = 0;
-  if (max_context > 0) {
-    dropped = trim_workload(workload, max_context);
-    if (workload.requests.empty()) {
-      return Error{fmt::format("--max-context {}: every request of {} needs more tokens; give a "
-                               "larger limit",
-                               max_context, workload.source),
-                   ExitCode::usage};
-    }
-    if (dropped > 0) {
-      workload.source += fmt::format(" (--max-context {})", max_context);
-    }
-  }
-  if (slot_ctx > 0) {
-    if (const Status fits = check_workload_fits(workload, slot_ctx); !fits) {
-      return fits.error();
-    }
-  }
-  return dropped;
-}
-
 std::optional<std::vector<std::string>> local_server_argv(const platform::Sysroot& root,
                                                           const std::string& url) {
   std::optional<std::vector<std::string>> found;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gb10tune/util/strings.hpp"
+#include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::bench {
 
@@ -243,6 +244,45 @@ std::size_t trim_workload(Workload& workload, std::uint64_t max_tokens) {
     return estimated_slot_tokens(request) > max_tokens;
   });
   return before - workload.requests.size();
+}
+
+Expected<Workload> load_workload(const std::string& prompts) {
+  if (prompts.empty()) {
+    return default_workload();
+  }
+  const auto text = read_text_file(prompts);
+  if (!text) {
+    return Error{fmt::format("--prompts {}: cannot read the file; give a JSON-lines workload "
+                             "(see docs/server-bench.md)",
+                             prompts),
+                 ExitCode::usage};
+  }
+  return parse_workload(*text, prompts);
+}
+
+Expected<std::string> fit_workload(Workload& workload, std::uint64_t max_context,
+                                   std::uint64_t slot_ctx) {
+  std::string note;
+  if (max_context > 0) {
+    const std::size_t dropped = trim_workload(workload, max_context);
+    if (workload.requests.empty()) {
+      return Error{fmt::format("--max-context {}: every request of {} needs more tokens; give a "
+                               "larger limit",
+                               max_context, workload.source),
+                   ExitCode::usage};
+    }
+    if (dropped > 0) {
+      note = fmt::format("--max-context {}: {} of {} requests left out (longer than {} tokens)",
+                         max_context, dropped, dropped + workload.requests.size(), max_context);
+      workload.source += fmt::format(" (--max-context {})", max_context);
+    }
+  }
+  if (slot_ctx > 0) {
+    if (const Status fits = check_workload_fits(workload, slot_ctx); !fits) {
+      return fits.error();
+    }
+  }
+  return note;
 }
 
 }  // namespace gb10tune::bench

@@ -118,7 +118,14 @@ Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& 
     return layers.error();
   }
   d.layers = std::move(*layers);
-  // Find the model with the settings known so far (profiles do not name models).
+  // A named profile first: a tuned one names its model (the shipped ones do not).
+  if (auto named = load_named_profile(d.layers); !named) {
+    return named.error();
+  }
+  if (auto shadowed = shadowed_profile_note(d.layers.profile, d.layers.user_profiles)) {
+    context.note(NoteKind::warning, *shadowed);
+  }
+  // Find the model with the settings known so far.
   auto candidate = find_launch_model(resolve_settings(d.layers, request), context.env);
   if (!candidate) {
     return candidate.error();
@@ -202,6 +209,13 @@ Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& contex
                               context.note);
   if (!budget) {
     return budget.error();
+  }
+  if (context.freed_bytes > 0 && budget->mem_available) {
+    *budget->mem_available += context.freed_bytes;
+    context.note(NoteKind::info,
+                 fmt::format("MemAvailable counts the {} the running server gives back when it "
+                             "stops",
+                             format_bytes(context.freed_bytes)));
   }
   std::optional<HeadBudget> head;
   if (!d.endpoints.empty()) {

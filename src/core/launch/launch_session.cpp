@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "gb10tune/plan/expected_memory.hpp"
+#include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/tune/tuned_profile.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/version.hpp"
 
@@ -90,6 +92,27 @@ LaunchRecord make_launch_record(const report::LaunchPreview& p, const StatePaths
   r.rules_chosen = p.rules->ids(RuleAction::chosen);
   r.rules_forced = p.rules->ids(RuleAction::forced);
   return r;
+}
+
+std::optional<std::string> tuned_profile_note(const platform::Environment& env,
+                                              const std::string& model_path,
+                                              const std::string& build) {
+  if (!platform::config_dir(env)) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(model_path, ec);
+  const auto found = tune::find_tuned_profiles(tune::user_profile_dir(env),
+                                               ec ? model_path : absolute.string(), build);
+  if (found.empty()) {
+    return std::nullopt;
+  }
+  const tune::FoundProfile& newest = found.front();
+  return fmt::format(
+      "a tuned profile exists for this model and build: {} ({:.2f}× {}, {}); start it with "
+      "--profile {}",
+      newest.name, newest.tuned.gain, newest.tuned.goal, newest.tuned.tuned_at.substr(0, 10),
+      newest.name);
 }
 
 }  // namespace gb10tune::launch

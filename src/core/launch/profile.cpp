@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -92,6 +93,16 @@ Status check_setting(std::string_view key, const json& value, const std::string&
         return wrong(fmt::format("between {} and {}", spec->min, spec->max));
       }
       return {};
+    case SettingKind::number: {
+      const auto range = fmt::format("a number from {} to {}", spec->number_min, spec->number_max);
+      if (!value.is_number()) {
+        return wrong(range);
+      }
+      const double number = value.get<double>();
+      return std::isfinite(number) && number >= spec->number_min && number <= spec->number_max
+                 ? Status{}
+                 : wrong(range);
+    }
     case SettingKind::boolean:
       return value.is_boolean() ? Status{} : wrong("true or false");
     case SettingKind::text_list:
@@ -151,10 +162,12 @@ Expected<SettingsDocument> parse_settings_document(std::string_view text,
         }
       }
       out.settings = value;
+    } else if (key == "tuned" && value.is_object()) {
+      out.tuned = value;
     } else {
       return Error{fmt::format("{}: unexpected top-level key '{}' (a settings file holds "
-                               "\"description\" and \"profile\" strings and a \"settings\" "
-                               "object)",
+                               "\"description\" and \"profile\" strings, a \"settings\" "
+                               "object and, when gb10tune tune wrote it, a \"tuned\" object)",
                                source, key),
                    ExitCode::usage};
     }
@@ -198,6 +211,10 @@ std::int64_t LaunchSettings::integer(std::string_view key) const {
   return at(key).value.get<std::int64_t>();
 }
 
+double LaunchSettings::number(std::string_view key) const {
+  return at(key).value.get<double>();
+}
+
 bool LaunchSettings::boolean(std::string_view key) const {
   return at(key).value.get<bool>();
 }
@@ -206,28 +223,69 @@ std::vector<std::string> LaunchSettings::text_list(std::string_view key) const {
   return at(key).value.get<std::vector<std::string>>();
 }
 
-Expected<SettingsDocument> load_profile(const std::string& name_or_path) {
+std::vector<std::string> user_profile_names(const std::filesystem::path& user_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (user_dir.empty() || !std::filesystem::is_directory(user_dir, ec)) {
+    return names;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(user_dir, ec)) {
+    if (entry.path().extension() == ".json") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> shadowed_profile_note(const std::string& name,
+                                                 const std::filesystem::path& user_dir) {
+  std::error_code ec;
+  const auto path = user_dir / (name + ".json");
+  if (user_dir.empty() || builtin_profiles().count(name) == 0 ||
+      !std::filesystem::exists(path, ec)) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "profile {} is the shipped one; your {} of the same name is not used (a "
+      "shipped name comes first): rename it, or give its path",
+      name, path.string());
+}
+
+Expected<SettingsDocument> load_profile(const std::string& name_or_path,
+                                        const std::filesystem::path& user_dir) {
   const auto& shipped = builtin_profiles();
   if (const auto it = shipped.find(name_or_path); it != shipped.end()) {
     return parse_settings_document(it->second, "profile " + name_or_path);
   }
+  std::filesystem::path path = name_or_path;
   if (name_or_path.find('/') == std::string::npos &&
       name_or_path.find(".json") == std::string::npos) {
-    std::string names;
-    for (const auto& [name, text] : shipped) {
-      names += (names.empty() ? "" : ", ") + name;
+    std::error_code ec;
+    path = user_dir / (name_or_path + ".json");
+    if (user_dir.empty() || !std::filesystem::exists(path, ec)) {
+      std::vector<std::string> names;
+      for (const auto& [name, text] : shipped) {
+        names.push_back(name);
+      }
+      const auto yours = user_profile_names(user_dir);
+      return Error{
+          fmt::format("no profile named '{}'; the shipped profiles are {}, and yours ({}) {} (or "
+                      "give a path to a JSON file)",
+                      name_or_path, fmt::join(names, ", "),
+                      user_dir.empty() ? std::string("no profile folder") : user_dir.string(),
+                      yours.empty() ? std::string("are none yet: `gb10tune tune` saves its "
+                                                  "winner there")
+                                    : fmt::format("are {}", fmt::join(yours, ", "))),
+          ExitCode::usage};
     }
-    return Error{fmt::format("no profile named '{}'; the shipped profiles are {} (or give a "
-                             "path to a JSON file)",
-                             name_or_path, names),
-                 ExitCode::usage};
   }
-  const auto text = read_text_file(name_or_path);
+  const auto text = read_text_file(path);
   if (!text) {
-    return Error{fmt::format("profile {}: cannot be read; check the path", name_or_path),
+    return Error{fmt::format("profile {}: cannot be read; check the path", path.string()),
                  ExitCode::usage};
   }
-  return parse_settings_document(*text, name_or_path);
+  return parse_settings_document(*text, path.string());
 }
 
 }  // namespace gb10tune::launch

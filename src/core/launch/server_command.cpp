@@ -115,6 +115,29 @@ void add_mtp(Builder& b, const LaunchSettings& s, const model::ModelFacts& model
     b.out().draft_n_max = 3;
     b.adapt("this build has no --spec-draft-n-max: the draft depth stays at its default");
   }
+  // 0: llama.cpp's own default (0.00 in 3f545be), so no option.
+  if (const double p_min = s.number("draft_p_min"); p_min > 0) {
+    if (b.has("--spec-draft-p-min")) {
+      b.add("draft-p-min", {"--spec-draft-p-min", fmt::format("{}", p_min)});
+    } else {
+      b.adapt(
+          "this build has no --spec-draft-p-min: the draft's minimum probability stays at "
+          "its default");
+    }
+  }
+}
+
+// 0: llama.cpp's own default (its --help says which), so no option.
+void add_threads(Builder& b, const LaunchSettings& s) {
+  const std::int64_t threads = s.integer("threads");
+  if (threads <= 0) {
+    return;
+  }
+  if (b.has("--threads")) {
+    b.add("threads", {"--threads", std::to_string(threads)});
+  } else {
+    b.adapt("this build has no --threads: it picks its own thread count");
+  }
 }
 
 void add_unified_cache(Builder& b, const LaunchSettings& s, std::uint32_t slots) {
@@ -221,6 +244,7 @@ const std::vector<LaunchRule>& launch_rules() {
        "--mtp or --no-mtp"},
       {"draft-n-max-4", "K4", "4 drafted tokens: mean accepted length 2.88 → 3.70, +15.6%",
        "--draft-n-max"},
+      {"draft-p-min", "K4", "the lowest probability a drafted token may have", "--draft-p-min"},
       {"kvu-with-cache-ram", "K8",
        "one unified KV pool and a prompt cache large enough to "
        "keep a full slot's state",
@@ -232,6 +256,7 @@ const std::vector<LaunchRule>& launch_rules() {
        "--no-mmproj-offload"},
       {"cache-types", "", "KV cache types other than f16", "--cache-type-k or --cache-type-v"},
       {"batch", "", "physical batch size other than 512", "--ubatch"},
+      {"threads", "", "CPU threads other than llama.cpp's default", "--threads"},
       {"swa-full", "", "full-size cache for sliding-window layers", "--swa-full"},
       {"no-mmap-on-gb10", "K19", "no mmap loading on GB10 (224 s vs 22 s)", ""},
       {"extra-arguments", "", "given after --, passed as they are", ""},
@@ -295,6 +320,7 @@ Expected<ServerCommand> build_server_command(const LaunchSettings& s,
   if (s.integer("ubatch") != 512) {
     b.add("batch", {"-ub", std::to_string(s.integer("ubatch"))});
   }
+  add_threads(b, s);
   if (s.boolean("swa_full")) {
     b.add("swa-full", {"--swa-full"});
   }

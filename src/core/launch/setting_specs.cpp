@@ -93,6 +93,15 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        .help = "drafted tokens with MTP (--spec-draft-n-max, K4)",
        .option = "--draft-n-max",
        .value_text = "N"},
+      {.key = "draft_p_min",
+       .kind = K::number,
+       .built_in = 0.0,
+       .number_min = 0,
+       .number_max = 1,
+       .help = "the lowest probability a drafted token may have with MTP (--spec-draft-p-min; 0 = "
+               "llama.cpp's default, no option)",
+       .option = "--draft-p-min",
+       .value_text = "P"},
       {.key = "kv_unified",
        .built_in = "auto",
        .choices = {"auto", "on", "off"},
@@ -129,6 +138,14 @@ const std::vector<SettingSpec>& launch_setting_specs() {
        .max = 1 << 20,
        .help = "physical batch size (-ub)",
        .option = "--ubatch",
+       .value_text = "N"},
+      {.key = "threads",
+       .kind = K::integer,
+       .built_in = 0,
+       .min = 0,
+       .max = 4096,
+       .help = "CPU threads for generation (--threads; 0 = llama.cpp's default, no option)",
+       .option = "--threads",
        .value_text = "N"},
       {.key = "jinja",
        .kind = K::boolean,
@@ -245,6 +262,8 @@ std::string setting_help(const SettingSpec& spec) {
   }
   if (spec.kind == SettingKind::integer) {
     notes.push_back(fmt::format("{} to {}", spec.min, spec.max));
+  } else if (spec.kind == SettingKind::number) {
+    notes.push_back(fmt::format("{} to {}", spec.number_min, spec.number_max));
   }
   return notes.empty() ? help : fmt::format("{} [{}]", help, fmt::join(notes, "; "));
 }

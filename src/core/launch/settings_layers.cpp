@@ -6,6 +6,7 @@
 
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
+#include "gb10tune/tune/tuned_profile.hpp"
 #include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::launch {
@@ -50,6 +51,9 @@ Expected<SettingsLayers> read_settings_layers(const LaunchRequest& request,
     return user.error();
   }
   layers.user = std::move(*user);
+  if (platform::config_dir(env)) {
+    layers.user_profiles = tune::user_profile_dir(env);
+  }
   if (!request.profile.empty()) {
     layers.profile = request.profile;
     layers.profile_reason = "--profile";
@@ -60,18 +64,25 @@ Expected<SettingsLayers> read_settings_layers(const LaunchRequest& request,
   return layers;
 }
 
+Status load_named_profile(SettingsLayers& layers) {
+  if (layers.profile.empty() || layers.profile_settings) {
+    return {};
+  }
+  auto profile = load_profile(layers.profile, layers.user_profiles);
+  if (!profile) {
+    return profile.error();
+  }
+  layers.profile_settings = std::move(*profile);
+  return {};
+}
+
 Status load_launch_profile(SettingsLayers& layers, const model::ModelFacts& model) {
   if (layers.profile.empty()) {
     layers.profile = model.is_moe() ? "gb10-moe" : "gb10-dense-mtp";
     layers.profile_reason = model.is_moe() ? "chosen: the model is a mixture of experts"
                                            : "chosen: the default for dense models";
   }
-  auto profile = load_profile(layers.profile);
-  if (!profile) {
-    return profile.error();
-  }
-  layers.profile_settings = std::move(*profile);
-  return {};
+  return load_named_profile(layers);
 }
 
 LaunchSettings resolve_settings(const SettingsLayers& layers, const LaunchRequest& request,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -99,6 +101,62 @@ json summary_json(const bench::MetricSummary& summary) {
             {"confidence", summary.interval.confidence}}}};
 }
 
+std::string unpaired_rule_text() {
+  return fmt::format(
+      "medians [distribution-free interval] and the interval's confidence (95% needs 6 "
+      "samples,\n93.75% at 5, 75% at 3); a change is beyond the noise when the intervals do "
+      "not overlap\nand each run has at least {} samples\n",
+      bench::kMinSamplesForVerdict);
+}
+
+std::string paired_rule_text(const bench::Comparison& c) {
+  std::string out =
+      c.paired_requests > 0
+          ? fmt::format(
+                "paired over {} requests: both runs measured the same requests in the "
+                "same order;\n",
+                c.paired_requests)
+          : "paired where both runs measured the same requests in the same order (rows with "
+            "B/A);\n";
+  out += fmt::format(
+      "B/A is the geometric mean of the per-request ratios with its Student-t interval at 95%,\n"
+      "and a change is beyond the noise when that interval excludes 1 (at least {} pairs); the\n"
+      "medians [distribution-free interval] and their confidence are shown for reference\n",
+      bench::kMinPairsForVerdict);
+  const bool all_paired = std::all_of(c.rows.begin(), c.rows.end(),
+                                      [](const auto& row) { return row.paired.has_value(); });
+  if (!all_paired) {
+    out += fmt::format(
+        "rows without B/A did not pair (other requests or order): a change there is beyond\n"
+        "the noise when the medians' intervals do not overlap and each run has at least {}\n"
+        "samples\n",
+        bench::kMinSamplesForVerdict);
+  }
+  return out;
+}
+
+std::string paired_cell(const bench::PairedComparison& p) {
+  if (p.pairs == 0) {
+    return "n/a";
+  }
+  return fmt::format("{:.3f} [{:.3f}, {:.3f}]", p.ratio, p.ratio_low, p.ratio_high);
+}
+
+// What the decode row's pairs say about the noise: how many pairs a 3% change needs.
+std::string noise_line(const bench::Comparison& c) {
+  for (const bench::MetricComparison& row : c.rows) {
+    if (row.label != "decode" || !row.paired || !row.paired->pairs_for_3_percent) {
+      continue;
+    }
+    const bench::PairedComparison& p = *row.paired;
+    return fmt::format(
+        "noise: decode's per-request ratios vary by {:.1f}% (sd of their log); a 3% change needs "
+        "{} pairs\nto be found 80% of the time at 95% (this comparison has {})\n",
+        p.log_ratio_sd * 100, *p.pairs_for_3_percent, p.pairs);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string format_metric(Metric metric, double value) {
@@ -178,13 +236,12 @@ std::string render_round_progress(int concurrency, int round, int rounds, bool w
 std::string render_comparison_text(const bench::Comparison& c, const TextStyle& style) {
   std::string out =
       style.bold(fmt::format("gb10tune bench compare — A: {}  B: {}", c.a_name, c.b_name)) + "\n";
-  out += fmt::format(
-      "medians [distribution-free interval] and the interval's confidence (95% needs 6 "
-      "samples,\n93.75% at 5, 75% at 3); a change is beyond the noise when the intervals do "
-      "not overlap\nand each run has at least {} samples\n",
-      bench::kMinSamplesForVerdict);
-  out += style.dim(fmt::format("  {:<31} {:>34} {:>34} {:>8}  {}", "metric", "A", "B", "change",
-                               "verdict")) +
+  const bool any_paired = std::any_of(c.rows.begin(), c.rows.end(),
+                                      [](const auto& row) { return row.paired.has_value(); });
+  out += any_paired ? paired_rule_text(c) : unpaired_rule_text();
+  const std::string paired_head = any_paired ? fmt::format(" {:>24}", "B/A paired") : "";
+  out += style.dim(fmt::format("  {:<31} {:>34} {:>34} {:>8}{}  {}", "metric", "A", "B", "change",
+                               paired_head, "verdict")) +
          "\n";
   for (const bench::MetricComparison& row : c.rows) {
     const int places = row.unit == "t/s" || row.unit == "ms" ? 1 : (row.unit.empty() ? 3 : 2);
@@ -204,13 +261,16 @@ std::string render_comparison_text(const bench::Comparison& c, const TextStyle& 
     } else if (row.verdict == bench::Verdict::worse) {
       verdict = style.red(verdict);
     }
-    out += fmt::format("  {:<31} {:>34} {:>34} {:>8}  {}\n", label_with_unit(row.label, row.unit),
-                       cell(row.a), cell(row.b), change, verdict);
+    const std::string paired =
+        any_paired ? fmt::format(" {:>24}", row.paired ? paired_cell(*row.paired) : "") : "";
+    out += fmt::format("  {:<31} {:>34} {:>34} {:>8}{}  {}\n", label_with_unit(row.label, row.unit),
+                       cell(row.a), cell(row.b), change, paired, verdict);
   }
   for (int level : c.skipped_levels) {
     out += fmt::format("  (concurrency {} ran in only one of the runs: not compared)\n", level);
   }
   out += "\n";
+  out += noise_line(c);
   out += c.any_significant ? "result: a difference beyond the noise (see the verdicts above)\n"
                            : "result: no significant difference\n";
   if (c.settings.empty()) {
@@ -238,15 +298,27 @@ json comparison_to_json(const bench::Comparison& c) {
       "medians (95% where the sample count allows; each row's median_interval has "
       "its confidence) do not overlap and each run has at least {} samples",
       bench::kMinSamplesForVerdict);
+  if (c.paired_requests > 0) {
+    doc["paired_requests"] = c.paired_requests;
+    doc["paired_rule"] = fmt::format(
+        "rows with \"paired\" (both runs measured the same requests in the same order): "
+        "significant when the Student-t interval of the geometric mean of the per-request ratios "
+        "b/a excludes 1 and there are at least {} pairs; their verdict is the paired one",
+        bench::kMinPairsForVerdict);
+  }
   json rows = json::array();
   for (const bench::MetricComparison& row : c.rows) {
-    rows.push_back({{"metric", row.label},
-                    {"unit", row.unit},
-                    {"higher_is_better", row.higher_is_better},
-                    {"a", summary_json(row.a)},
-                    {"b", summary_json(row.b)},
-                    {"change_percent", row.change_percent},
-                    {"verdict", bench::to_string(row.verdict)}});
+    json entry = {{"metric", row.label},
+                  {"unit", row.unit},
+                  {"higher_is_better", row.higher_is_better},
+                  {"a", summary_json(row.a)},
+                  {"b", summary_json(row.b)},
+                  {"change_percent", row.change_percent},
+                  {"verdict", bench::to_string(row.verdict)}};
+    if (row.paired) {
+      entry["paired"] = bench::paired_to_json(*row.paired);
+    }
+    rows.push_back(std::move(entry));
   }
   doc["metrics"] = rows;
   doc["skipped_concurrency_levels"] = c.skipped_levels;

@@ -164,8 +164,9 @@ void complete(const httplib::Request& req, httplib::Response& res, const ServerA
   if (shared.response_delay_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(shared.response_delay_ms));
   }
-  const json timings = shared.timings.empty() ? default_timings(speculative(args))
-                                              : shared.timings[index % shared.timings.size()];
+  const json timings = shared.speed             ? speed_timings(*shared.speed, body, index)
+                       : shared.timings.empty() ? default_timings(speculative(args))
+                                                : shared.timings[index % shared.timings.size()];
   const auto predicted = timings.value("predicted_n", 0);
   const auto prompt = timings.value("prompt_n", 0) + timings.value("cache_n", 0);
   const std::string content = "The stand-in server answers every prompt with this sentence.";

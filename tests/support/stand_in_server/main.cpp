@@ -15,6 +15,8 @@
 //   STANDIN_EXTRA_LOG=<file>     appended to the log once the model is "loaded"
 //   STANDIN_TIMINGS=<file>       a JSON array of `timings` objects, used in turn
 //   STANDIN_RESPONSE_DELAY_MS=<ms>  delays every completion
+//   STANDIN_SPEED=<OPT=VAL:F,…>  rates from each request's context times the factors of the
+//                                 options given (speed.cpp), instead of fixed timings
 //   STANDIN_SPEC_FAILS=1         the draft context fails to initialise: the server runs
 //                                 without speculative decoding whatever --spec-type says
 //   STANDIN_RESIDENT_BYTES=<n>   touches n bytes of heap before "loaded": a server holding that
@@ -246,6 +248,7 @@ int run(int argc, char** argv) {
   Shared shared;
   shared.build_info = "b0-unknown";
   shared.response_delay_ms = env_int(env, "STANDIN_RESPONSE_DELAY_MS", 0);
+  shared.speed = speed_factor(env, args_in);
   if (const auto it = env.find("STANDIN_TIMINGS"); it != env.end()) {
     const auto text = gb10tune::read_text_file(it->second);
     const auto parsed = nlohmann::json::parse(text.value_or(""), nullptr, false);

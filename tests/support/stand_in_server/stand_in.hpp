@@ -64,7 +64,15 @@ struct Shared {
   std::vector<nlohmann::json> timings;  // cycled through, one per completion
   int response_delay_ms = 0;
   std::string build_info;
+  std::optional<double> speed;  // STANDIN_SPEED's factor for this command line; nullopt: unset
 };
+
+// STANDIN_SPEED's factor for `argv` (see speed.cpp); nullopt when the variable is not set.
+std::optional<double> speed_factor(const std::map<std::string, std::string>& env,
+                                   const std::vector<std::string>& argv);
+
+// The timings of completion number `index` of `body` at `factor` times the stand-in's speed.
+nlohmann::json speed_timings(double factor, const nlohmann::json& body, std::uint64_t index);
 
 }  // namespace standin
 

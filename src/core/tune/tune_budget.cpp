@@ -1,0 +1,102 @@
+#include "gb10tune/tune/tune_budget.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::tune {
+
+TuneBudget::TuneBudget(double budget_s) : m_budget_s(budget_s) {
+  if (!(budget_s > 0)) {
+    throw std::invalid_argument("TuneBudget: the budget must be > 0 (parse_duration_s checks it)");
+  }
+}
+
+void TuneBudget::add(const CandidateCost& cost) {
+  if (cost.restart_s > 0) {
+    m_restart_total_s += cost.restart_s + cost.warmup_s;
+    ++m_restarts;
+  }
+  m_sample_total_s += cost.samples_s;
+  m_samples += cost.samples;
+}
+
+std::optional<double> TuneBudget::restart_s() const {
+  return m_restarts > 0 ? std::optional(m_restart_total_s / m_restarts) : std::nullopt;
+}
+
+std::optional<double> TuneBudget::sample_s() const {
+  return m_samples > 0 ? std::optional(m_sample_total_s / m_samples) : std::nullopt;
+}
+
+std::optional<double> TuneBudget::candidate_s(int samples, bool restart) const {
+  const auto per_sample = sample_s();
+  const auto per_restart = restart_s();
+  if (!per_sample || (restart && !per_restart)) {
+    return std::nullopt;  // not measured yet
+  }
+  return *per_sample * samples + (restart ? *per_restart : 0.0);
+}
+
+std::optional<int> TuneBudget::candidates_left(double elapsed_s, int samples, bool restart) const {
+  const auto each = candidate_s(samples, restart);
+  if (!each) {
+    return std::nullopt;
+  }
+  if (*each <= 0) {
+    return 0;  // a candidate that costs nothing cannot be counted; the caller measures more
+  }
+  const double left = m_budget_s - elapsed_s - *each;  // the final re-measure's room
+  return left <= 0 ? 0 : static_cast<int>(std::floor(left / *each));
+}
+
+bool TuneBudget::may_start(double elapsed_s, int samples, bool restart) const {
+  const auto each = candidate_s(samples, restart);
+  if (!each) {
+    return true;  // nothing known yet: the first candidate says what one costs
+  }
+  return elapsed_s + 2 * *each <= m_budget_s;
+}
+
+std::optional<double> parse_duration_s(std::string_view text) {
+  text = trim(text);
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  double total = 0;
+  std::string_view units = "hms";  // each unit at most once, largest first
+  while (!text.empty()) {
+    std::size_t digits = 0;
+    while (digits < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 || text[digits] == '.')) {
+      ++digits;
+    }
+    const std::string number(text.substr(0, digits));
+    if (digits == 0 || number.front() == '.' || number.back() == '.' ||
+        number.find('.') != number.rfind('.')) {
+      return std::nullopt;
+    }
+    const double value = std::stod(number);
+    text.remove_prefix(digits);
+    if (text.empty()) {  // a bare number: seconds, only on its own
+      if (units != "hms") {
+        return std::nullopt;
+      }
+      total = value;
+      break;
+    }
+    const std::size_t unit = units.find(text.front());
+    if (unit == std::string_view::npos) {
+      return std::nullopt;
+    }
+    total += value * (text.front() == 'h' ? 3600 : text.front() == 'm' ? 60 : 1);
+    units.remove_prefix(unit + 1);
+    text.remove_prefix(1);
+  }
+  return total > 0 && std::isfinite(total) ? std::optional(total) : std::nullopt;
+}
+
+}  // namespace gb10tune::tune

@@ -1,0 +1,45 @@
+#include "support/background_run.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace gb10tune::testing {
+
+BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
+                             const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv{GB10TUNE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  platform::Environment environment = platform::Environment::current();
+  for (const auto& [name, value] : env) {
+    environment.set(name, value);
+  }
+  const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  auto spawned = platform::Child::spawn(argv, environment.to_strings(), fd);
+  ::close(fd);
+  EXPECT_TRUE(spawned) << spawned.error().message;
+  if (spawned) {
+    child.emplace(std::move(*spawned));
+  }
+}
+
+BackgroundRun::~BackgroundRun() {
+  if (child && !child->poll()) {
+    child->terminate(std::chrono::seconds(2));
+  }
+}
+
+std::optional<platform::ChildExit> BackgroundRun::wait(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (auto exit = child->poll()) {
+      return exit;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+}  // namespace gb10tune::testing
