@@ -15,7 +15,8 @@
 namespace gb10tune::launch {
 
 // The model's files: the "model" setting, else the one model of the "models_dir" folder (~
-// expanded from `env`). The Errors of candidate_for_file, scan_models_folder and pick_model.
+// expanded from `env`, a relative path made absolute: the record is read from anywhere). The
+// Errors of candidate_for_file, scan_models_folder and pick_model.
 Expected<ModelCandidate> find_launch_model(const LaunchSettings& settings,
                                            const platform::Environment& env);
 
@@ -23,8 +24,8 @@ Expected<ModelCandidate> find_launch_model(const LaunchSettings& settings,
 Expected<model::ModelFacts> read_launch_model(const ModelCandidate& candidate);
 
 // The projector's path: "" for "mmproj" none (or auto with none beside the model), the path
-// given, or the one *mmproj*.gguf beside `model`. A usage Error listing them when there are
-// several.
+// given (made absolute), or the one *mmproj*.gguf beside `model`. A usage Error listing them when
+// there are several.
 Expected<std::string> find_launch_projector(const LaunchSettings& settings,
                                             const std::filesystem::path& model,
                                             const platform::Environment& env);

@@ -9,12 +9,25 @@ namespace gb10tune::launch {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A path setting as a path every later reader finds: ~ expanded from `env`, then made absolute
+// against this process's working directory (the launch record is read from anywhere).
+fs::path absolute_setting_path(const std::string& text, const platform::Environment& env) {
+  const fs::path path = expand_home(text, env);
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal();
+}
+
+}  // namespace
+
 Expected<ModelCandidate> find_launch_model(const LaunchSettings& s,
                                            const platform::Environment& env) {
   if (const auto model = s.text("model"); !model.empty()) {
-    return candidate_for_file(expand_home(model, env));
+    return candidate_for_file(absolute_setting_path(model, env));
   }
-  const fs::path dir = expand_home(s.text("models_dir"), env);
+  const fs::path dir = absolute_setting_path(s.text("models_dir"), env);
   const auto folder = scan_models_folder(dir);
   if (!folder) {
     return folder.error();
@@ -39,7 +52,7 @@ Expected<std::string> find_launch_projector(const LaunchSettings& s, const fs::p
     return std::string();
   }
   if (mode != "auto") {
-    return expand_home(mode, env);
+    return absolute_setting_path(mode, env).string();
   }
   const auto folder = scan_models_folder(model.parent_path());
   if (!folder || folder->projectors.empty()) {
