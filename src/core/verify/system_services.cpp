@@ -18,6 +18,7 @@
 #include "gb10tune/trust/binary_trust.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/strings.hpp"
+#include "gb10tune/util/text_file.hpp"
 #include "gb10tune/verify/flags_check.hpp"
 #include "gb10tune/verify/http_server_probe.hpp"
 
@@ -45,15 +46,6 @@ Expected<std::string> read_tail(const std::string& path, const fs::path& on_disk
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return text;
-}
-
-// The whole of a file given on the command line; nullopt when it cannot be read.
-std::optional<std::string> read_given_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // The launch record and pid file of the state directory, when there are any. An Error when the
@@ -172,7 +164,7 @@ std::function<Expected<std::string>(const ProcessSnapshot&)> system_info_reader(
     const platform::Sysroot& root, const std::string& given_file) {
   return [&root, given_file](const ProcessSnapshot& snapshot) -> Expected<std::string> {
     if (!given_file.empty()) {
-      const auto text = read_given_file(given_file);
+      const auto text = read_text_file(given_file);
       if (const auto line = server::find_system_info_line(text.value_or(""))) {
         return std::string(*line);
       }
@@ -244,7 +236,7 @@ Expected<VerifyServices> system_services(const SystemServicesInputs& inputs) {
   }
   std::optional<Expected<server::ServerFlags>> given_help;
   if (!inputs.server_help_file.empty()) {
-    const auto text = read_given_file(inputs.server_help_file);
+    const auto text = read_text_file(inputs.server_help_file);
     if (!text) {
       return Error{"cannot read --server-help file " + inputs.server_help_file, ExitCode::usage};
     }
