@@ -1,6 +1,7 @@
 #include "tune_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 
@@ -21,6 +22,7 @@ namespace {
 struct TuneOptionsIn {
   tune::TuneRequest request;
   std::string goal = "decode";
+  std::string strategy = "coordinate";
   std::string budget = "20m";
   std::string profile_name;
   bool no_save = false;
@@ -90,6 +92,7 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
                                      ExitCode::usage});
   }
   in.request.budget_s = *budget;
+  in.request.strategy = tune::parse_strategy(in.strategy).value_or(tune::Strategy::coordinate);
   in.request.goal = in.goal == "throughput" ? tune::Goal::throughput
                     : in.goal == "prefill"  ? tune::Goal::prefill
                                             : tune::Goal::decode;
@@ -182,6 +185,22 @@ Runner setup_tune(CLI::App& app) {
                   "Measured requests per candidate (default: the workload's, at most 12)")
       ->check(CLI::Range(3, 100000))
       ->option_text("N");
+  sub->add_option("--strategy", o->strategy,
+                  "coordinate (default: one knob at a time, the report's method) or grid (every "
+                  "combination of the knobs' values: the reference a coordinate search is "
+                  "checked against, far slower)")
+      ->check(CLI::IsMember({"coordinate", "grid"}))
+      ->option_text("coordinate|grid");
+  std::vector<std::string> knob_names;
+  for (const tune::Knob& knob : tune::knob_table()) {
+    knob_names.emplace_back(knob.setting);
+  }
+  sub->add_option("--knobs", o->request.knobs,
+                  fmt::format("Search only these knobs, comma-separated ({}); default: every "
+                              "knob that applies",
+                              fmt::join(knob_names, ", ")))
+      ->delimiter(',')
+      ->option_text("LIST");
   sub->add_flag("--allow-lossy", o->request.allow_lossy,
                 "Also try knobs that change the output (a q8_0 KV cache)");
   sub->add_flag("--resume", o->request.resume,

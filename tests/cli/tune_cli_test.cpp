@@ -178,6 +178,38 @@ TEST(CliTune, TheBudgetStopsItWithinOneCandidate) {
   EXPECT_TRUE(contains(tuned.out, "a restart costs")) << tuned.out;
 }
 
+TEST(CliTune, TheGridOverTheNamedKnobsMeasuresEveryCombination) {
+  const TuneWorld world;
+  ASSERT_EQ(world.launch().exit_code, 0);
+  const auto tuned = world.run({"tune", "--strategy", "grid", "--knobs", "draft_n_max,flash_attn",
+                                "--budget", "5m", "--json", "--no-save"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  const json doc = tune_document(tuned);
+  EXPECT_EQ(doc.value("strategy", ""), "grid");
+  EXPECT_EQ(doc.value("stopped", ""), "done") << doc.dump(1);
+  std::size_t searched = 1;
+  for (const json& knob : doc.at("knobs")) {
+    const std::string setting = knob.value("setting", "");
+    if (setting == "draft_n_max" || setting == "flash_attn") {
+      searched *= knob.at("values").size();
+    } else if (knob.value("skipped", "").empty()) {
+      ADD_FAILURE() << setting << " was searched though not named";
+    }
+  }
+  EXPECT_EQ(doc.at("candidates").size(), searched - 1) << doc.dump(1);
+  EXPECT_EQ(doc.value("/winner/settings/draft_n_max"_json_pointer, 0), 6) << doc.dump(1);
+}
+
+TEST(CliTune, AKnobThatIsNoKnobIsAUsageError) {
+  const TuneWorld world;
+  ASSERT_EQ(world.launch().exit_code, 0);
+  const auto refused = world.run({"tune", "--knobs", "ubatch,microbatch", "--budget", "1m"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(contains(refused.out, "--knobs microbatch: no such knob; the knobs are draft_n_max"))
+      << refused.out;
+  EXPECT_TRUE(world.starts().size() == 1) << "nothing was restarted";
+}
+
 // The plan's total and available bytes of the stand-in launch with `more` options (dry run).
 std::pair<double, double> tune_plan_figures(const TuneWorld& world,
                                             const std::vector<std::string>& more) {

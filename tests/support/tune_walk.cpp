@@ -2,7 +2,7 @@
 
 namespace gb10tune::testing {
 
-WalkedTune walk_tune(tune::CoordinateSearch& search, const tune::Measurement& start,
+WalkedTune walk_tune(tune::Search& search, const tune::Measurement& start,
                      const std::function<tune::Measurement(const nlohmann::json&)>& measure,
                      const std::function<std::string(const nlohmann::json&)>& refused_why,
                      const tune::CandidateCost& cost, std::size_t steps) {

@@ -20,7 +20,7 @@ struct WalkedTune {
 // gives a reason for does not fit (nothing measured); any other is measured by `measure`, costs
 // `cost` and is judged paired against the incumbent's measurement (better: it becomes the
 // incumbent). Stops after `steps` candidates (0: when the search ends).
-WalkedTune walk_tune(tune::CoordinateSearch& search, const tune::Measurement& start,
+WalkedTune walk_tune(tune::Search& search, const tune::Measurement& start,
                      const std::function<tune::Measurement(const nlohmann::json&)>& measure,
                      const std::function<std::string(const nlohmann::json&)>& refused_why,
                      const tune::CandidateCost& cost, std::size_t steps = 0);

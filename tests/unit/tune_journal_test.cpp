@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "gb10tune/tune/coordinate_search.hpp"
+#include "gb10tune/tune/grid_search.hpp"
 #include "support/tune_walk.hpp"
 
 namespace gb10tune::tune {
@@ -50,8 +52,7 @@ JournalHeader journal_header() {
 
 // Measures `steps` candidates of `search` (all of them when 0), as the runner would, a refused
 // one when its ubatch is 2048; returns what it measured and the start.
-std::vector<CandidateResult> journal_run(CoordinateSearch& search, std::size_t steps,
-                                         Measurement& start) {
+std::vector<CandidateResult> journal_run(Search& search, std::size_t steps, Measurement& start) {
   start = journal_measure(kJournalStart);
   const auto refused = [](const json& settings) {
     return settings["ubatch"] == 2048 ? std::string("needs 1.2 GiB more than is available") : "";
@@ -184,6 +185,50 @@ TEST(TuneJournal, ResumeMismatchNamesTheField) {
   other = journal_header();
   other.concurrency = 4;
   EXPECT_NE(resume_mismatch(journal, other).find("concurrency"), std::string::npos);
+  other = journal_header();
+  other.strategy = Strategy::grid;
+  EXPECT_EQ(resume_mismatch(journal, other),
+            "strategy: the journal's is coordinate, this tune's is grid");
+}
+
+TEST(TuneJournal, TheStrategyRoundTripsAndAnOlderJournalIsACoordinateOne) {
+  JournalHeader grid = journal_header();
+  grid.strategy = Strategy::grid;
+  const Measurement start = journal_measure(kJournalStart);
+  const std::string start_line = journal_start_line(start).dump() + "\n";
+  const auto read = parse_journal(journal_header_line(grid).dump() + "\n" + start_line, "j");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->header.strategy, Strategy::grid);
+  json older = journal_header_line(journal_header());
+  older.erase("strategy");
+  const auto old = parse_journal(older.dump() + "\n" + start_line, "j");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->header.strategy, Strategy::coordinate);
+  older["strategy"] = "random";
+  const auto bad = parse_journal(older.dump() + "\n" + start_line, "j");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'strategy' is not a strategy ('random')"), std::string::npos)
+      << bad.error().message;
+}
+
+TEST(TuneJournal, ReplayBringsAGridToTheSameState) {
+  for (std::size_t steps = 1; steps <= 6; ++steps) {
+    GridSearch original(journal_knobs(), kJournalStart);
+    Measurement start;
+    const auto results = journal_run(original, steps, start);
+    const auto journal = parse_journal(journal_text(results, start), "j.jsonl");
+    ASSERT_TRUE(journal) << journal.error().message;
+    GridSearch resumed(journal_knobs(), kJournalStart);
+    ASSERT_TRUE(replay_journal(*journal, resumed).ok());
+    EXPECT_EQ(resumed.incumbent(), original.incumbent()) << steps;
+    EXPECT_EQ(resumed.remaining_at_most(), original.remaining_at_most()) << steps;
+    const auto want = original.next();
+    const auto got = resumed.next();
+    ASSERT_EQ(got.has_value(), want.has_value()) << steps;
+    if (want) {
+      EXPECT_EQ(got->settings, want->settings);
+    }
+  }
 }
 
 TEST(TuneJournal, ReplayBringsANewSearchToTheSameState) {

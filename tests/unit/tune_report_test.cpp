@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "gb10tune/tune/coordinate_search.hpp"
 #include "support/test_context.hpp"
 #include "support/tune_walk.hpp"
 

@@ -221,6 +221,55 @@ TEST(TuneRunner, AResumeOfAnotherTuneIsRefusedBeforeAnythingRuns) {
   EXPECT_TRUE(second.started.empty());
 }
 
+TEST(TuneRunner, TheGridMeasuresEveryCombinationAndKeepsTheBest) {
+  testing::FakeTuneWorld world = runner_world();
+  TuneOptions options = runner_options();
+  options.strategy = Strategy::grid;
+  const std::atomic<bool> cancel{false};
+  const TuneRun run = run_tune(options, world.seam(), cancel);
+  ASSERT_FALSE(run.error) << run.error->message;
+  EXPECT_EQ(run.result.strategy, Strategy::grid);
+  EXPECT_EQ(run.result.stopped, StopReason::done);
+  EXPECT_EQ(run.result.candidates.size(), 6u * 5u - 1u);
+  EXPECT_EQ(run.result.winner.settings.value("draft_n_max", 0), 6);
+  EXPECT_GE(run.result.winner.settings.value("ubatch", 0), 512);
+  // Every combination was started once (the start is the original, restored at the end).
+  EXPECT_EQ(world.started.size(), 6u * 5u - 1u + 1u);  // + the winner, for the re-measure
+  EXPECT_TRUE(world.original_running);
+  EXPECT_EQ(world.running, world.original);
+}
+
+TEST(TuneRunner, AGridJournalResumesOnlyAsAGrid) {
+  testing::FakeTuneWorld first = runner_world();
+  TuneOptions options = runner_options();
+  options.strategy = Strategy::grid;
+  options.header.strategy = Strategy::grid;
+  std::atomic<bool> cancel{false};
+  first.during_restart = [&cancel](int restart) {
+    if (restart == 4) {
+      cancel.store(true);
+    }
+  };
+  const TuneRun interrupted = run_tune(options, first.seam(), cancel);
+  ASSERT_EQ(interrupted.result.stopped, StopReason::interrupted);
+  auto journal = parse_journal(testing::journal_text(first.journal), "tune-journal.jsonl");
+  ASSERT_TRUE(journal) << journal.error().message;
+  EXPECT_EQ(journal->header.strategy, Strategy::grid);
+  const std::atomic<bool> no_cancel{false};
+  testing::FakeTuneWorld coordinate = runner_world();
+  TuneOptions other = runner_options();
+  other.resume = &*journal;
+  const TuneRun refused = run_tune(other, coordinate.seam(), no_cancel);
+  ASSERT_TRUE(refused.error);
+  EXPECT_NE(refused.error->message.find("strategy"), std::string::npos);
+  EXPECT_TRUE(coordinate.started.empty());
+  testing::FakeTuneWorld second = runner_world();
+  options.resume = &*journal;
+  const TuneRun resumed = run_tune(options, second.seam(), no_cancel);
+  ASSERT_FALSE(resumed.error) << resumed.error->message;
+  EXPECT_EQ(resumed.result.candidates.size(), 6u * 5u - 1u);
+}
+
 TEST(TuneRunner, PerRequestKnobsAreSentWithEachRequestWithoutARestart) {
   testing::FakeTuneWorld world = runner_world();
   TuneOptions options = runner_options(ApplyMode::per_request);

@@ -6,36 +6,15 @@
 #pragma once
 
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "gb10tune/bench/compare.hpp"
 #include "gb10tune/tune/knobs.hpp"
+#include "gb10tune/tune/search.hpp"
 
 namespace gb10tune::tune {
 
-// One configuration to measure: the incumbent's settings with one knob changed.
-struct Candidate {
-  int index = 0;             // 1, 2, … in the order the search proposed them
-  std::string setting;       // the knob's setting key
-  nlohmann::json value;      // its new value
-  nlohmann::json settings;   // every searched setting (key → value) of this candidate
-  nlohmann::json incumbent;  // the settings it is compared with
-};
-
-// How a measured candidate compared with the incumbent.
-enum class Outcome {
-  better,        // beyond the noise: it becomes the incumbent
-  not_better,    // no significant difference, or worse
-  does_not_fit,  // the plan refused it: nothing was started
-  failed,        // it did not start or a request failed: never kept
-};
-
-// "better", "not better", "does not fit", "failed".
-std::string_view to_string(Outcome outcome);
-
 // The search's state; plain data, so that a journal can replay it.
-class CoordinateSearch {
+class CoordinateSearch final : public Search {
  public:
   // `knobs` as plan_knobs gave them (skipped ones are passed over); `start` the current
   // settings (key → value) of every searched knob.
@@ -43,18 +22,18 @@ class CoordinateSearch {
 
   // The next candidate to measure, or nullopt when every knob's walk has ended. Calling it
   // again without record() returns the same candidate.
-  std::optional<Candidate> next();
+  std::optional<Candidate> next() override;
 
   // What measuring `candidate` (the last next()) found; a better one becomes the incumbent.
   // A candidate other than the last proposed one is a caller's bug: std::logic_error.
-  void record(const Candidate& candidate, Outcome outcome);
+  void record(const Candidate& candidate, Outcome outcome) override;
 
   // The settings that have measured best so far (the start until something is better).
-  const nlohmann::json& incumbent() const { return m_incumbent; }
+  const nlohmann::json& incumbent() const override { return m_incumbent; }
 
   // Candidates proposed so far, and an upper bound of those still to come (for the ETA).
-  int proposed() const { return m_proposed; }
-  int remaining_at_most() const;
+  int proposed() const override { return m_proposed; }
+  int remaining_at_most() const override;
 
  private:
   // The walk in this direction is over: the other direction, or the next knob.

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/util/expected.hpp"
+
 namespace gb10tune::tune {
 
 // What a tune optimizes.
@@ -82,6 +84,11 @@ struct KnobPlan {
 // Every knob of the table with its plan for `context`, in table order (skipped ones included,
 // with their reason, so that the report can say why).
 std::vector<KnobPlan> plan_knobs(const KnobContext& context);
+
+// Keeps only the knobs named in `only` (--knobs; empty keeps all): the others are skipped as
+// "not among --knobs". A name that is no knob's setting is an Error (ExitCode::usage) listing
+// the knobs; a named knob skipped for its own reason stays skipped with it.
+Status restrict_knobs(std::vector<KnobPlan>& plans, const std::vector<std::string>& only);
 
 // Whether this build takes `knob` per request: its request_field is listed in `props`'
 // default_generation_settings.params (3f545be lists only speculative.types: restart).

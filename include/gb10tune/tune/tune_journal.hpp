@@ -22,6 +22,7 @@ struct JournalHeader {
   std::string workload;  // the workload's source and a digest of its requests
   nlohmann::json start = nlohmann::json::object();  // the start settings
   std::string started_at;                           // ISO 8601
+  Strategy strategy = Strategy::coordinate;         // the search's
 };
 
 // One journal line per event.
@@ -47,6 +48,6 @@ std::string resume_mismatch(const Journal& journal, const JournalHeader& header)
 
 // Replays `journal`'s candidates into `search` (each next() must propose the journal's next
 // candidate; a different one means the knobs changed: an Error naming it).
-Status replay_journal(const Journal& journal, CoordinateSearch& search);
+Status replay_journal(const Journal& journal, Search& search);
 
 }  // namespace gb10tune::tune

@@ -8,8 +8,8 @@
 
 #include "gb10tune/bench/paired.hpp"
 #include "gb10tune/bench/statistics.hpp"
-#include "gb10tune/tune/coordinate_search.hpp"
 #include "gb10tune/tune/knobs.hpp"
+#include "gb10tune/tune/search.hpp"
 #include "gb10tune/tune/tune_budget.hpp"
 
 namespace gb10tune::tune {
@@ -85,6 +85,7 @@ struct TuneResult {
   StopReason stopped = StopReason::done;
   double elapsed_s = 0;
   double budget_s = 0;
+  Strategy strategy = Strategy::coordinate;  // how the candidates were chosen
 };
 
 }  // namespace gb10tune::tune

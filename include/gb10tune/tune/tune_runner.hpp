@@ -107,6 +107,7 @@ struct TuneOptions {
   double confidence = 0.95;
   std::uint64_t floor_bytes = 0;  // MemAvailable below this ends the tune (0: no floor)
   std::vector<KnobPlan> knobs;    // plan_knobs's answer
+  Strategy strategy = Strategy::coordinate;
   nlohmann::json start = nlohmann::json::object();  // the searched knobs' starting values
   JournalHeader header;
   const Journal* resume = nullptr;                 // a journal to continue (--resume)

@@ -42,6 +42,10 @@ struct TuneRequest {
   std::string reserve;  // --reserve SIZE: the candidates' plans' reserve ("" = the record's)
   std::string floor;    // --floor SIZE: below it the tune ends ("" = half the reserve, as watch)
   double request_timeout_s = 600;
+  Strategy strategy = Strategy::coordinate;  // --strategy
+  // --knobs: the knob settings to search (empty: every knob that applies); the others are
+  // listed as skipped.
+  std::vector<std::string> knobs;
 };
 
 // What a tune may touch. Machine facts (the plan's MemAvailable, CPU, GPU) are read under

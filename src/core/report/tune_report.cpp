@@ -243,10 +243,11 @@ json knob_plan_json(const tune::KnobPlan& plan) {
 
 std::string render_tune(const TuneResult& result, int width) {
   std::string out = fmt::format(
-      "gb10tune tune — goal {}{} ({})\n{} candidate{} in {} of a {} budget; {}\n",
+      "gb10tune tune — goal {}{} ({}){}\n{} candidate{} in {} of a {} budget; {}\n",
       tune::to_string(result.goal),
       result.goal == tune::Goal::throughput ? fmt::format(" @{}", result.concurrency) : "",
-      result.metric_label, result.candidates.size(), result.candidates.size() == 1 ? "" : "s",
+      result.metric_label, result.strategy == tune::Strategy::grid ? ", exhaustive grid" : "",
+      result.candidates.size(), result.candidates.size() == 1 ? "" : "s",
       duration_text(result.elapsed_s), duration_text(result.budget_s), stop_text(result));
   out += fmt::format(
       "median and its distribution-free interval (conf); vs incumbent: the paired ratio of the "
@@ -327,6 +328,7 @@ nlohmann::json tune_to_json(const TuneResult& result) {
     }
   }
   return {{"goal", tune::to_string(result.goal)},
+          {"strategy", tune::to_string(result.strategy)},
           {"concurrency", result.concurrency},
           {"metric", result.metric_label},
           {"higher_is_better", result.higher_is_better},

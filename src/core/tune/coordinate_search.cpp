@@ -24,34 +24,17 @@ std::size_t values_above(const KnobPlan& plan) {
 
 }  // namespace
 
-std::string_view to_string(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::better:
-      return "better";
-    case Outcome::not_better:
-      return "not better";
-    case Outcome::does_not_fit:
-      return "does not fit";
-    case Outcome::failed:
-      return "failed";
-  }
-  return "unknown";
-}
-
 CoordinateSearch::CoordinateSearch(std::vector<KnobPlan> knobs, nlohmann::json start)
     : m_incumbent(std::move(start)) {
   if (!m_incumbent.is_object()) {
     m_incumbent = nlohmann::json::object();
   }
-  for (KnobPlan& plan : knobs) {
-    if (plan.knob == nullptr || !plan.skipped.empty() || plan.values.size() < 2) {
-      continue;  // skipped, or nothing to change
-    }
+  m_knobs = searched_knobs(std::move(knobs));
+  for (const KnobPlan& plan : m_knobs) {
     const std::string key(plan.knob->setting);
     if (!m_incumbent.contains(key)) {
       m_incumbent[key] = plan.values.front();
     }
-    m_knobs.push_back(std::move(plan));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "gb10tune/tune/knobs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -208,6 +209,32 @@ bool accepts_per_request(const Knob& knob, const nlohmann::json& props) {
     node = &(*node)[std::string(part)];
   }
   return true;
+}
+
+Status restrict_knobs(std::vector<KnobPlan>& plans, const std::vector<std::string>& only) {
+  if (only.empty()) {
+    return {};
+  }
+  for (const std::string& name : only) {
+    if (find_knob(name) == nullptr) {
+      std::vector<std::string> names;
+      for (const Knob& knob : knob_table()) {
+        names.emplace_back(knob.setting);
+      }
+      return Error{
+          fmt::format("--knobs {}: no such knob; the knobs are {}", name, fmt::join(names, ", ")),
+          ExitCode::usage};
+    }
+  }
+  for (KnobPlan& plan : plans) {
+    const bool named = plan.knob != nullptr &&
+                       std::find(only.begin(), only.end(), plan.knob->setting) != only.end();
+    if (!named && plan.skipped.empty()) {
+      plan.skipped = "not among --knobs";
+      plan.values.clear();
+    }
+  }
+  return {};
 }
 
 std::vector<KnobPlan> plan_knobs(const KnobContext& context) {

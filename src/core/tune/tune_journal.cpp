@@ -36,6 +36,14 @@ bool header_from_json(const json& doc, JournalHeader& header, std::string& error
     return false;
   }
   header.goal = *parsed;
+  // Journals written before the grid existed name no strategy: the coordinate search's.
+  const std::string strategy = doc.value("strategy", std::string("coordinate"));
+  const auto known = parse_strategy(strategy);
+  if (!known) {
+    error = fmt::format("field 'strategy' is not a strategy ('{}')", strategy);
+    return false;
+  }
+  header.strategy = *known;
   return true;
 }
 
@@ -102,6 +110,7 @@ json journal_header_line(const JournalHeader& header) {
           {"concurrency", header.concurrency},
           {"workload", header.workload},
           {"start", header.start},
+          {"strategy", to_string(header.strategy)},
           {"started_at", header.started_at}};
 }
 
@@ -171,13 +180,16 @@ std::string resume_mismatch(const Journal& journal, const JournalHeader& header)
   if (was.workload != header.workload) {
     return differs("workload", was.workload, header.workload);
   }
+  if (was.strategy != header.strategy) {
+    return differs("strategy", to_string(was.strategy), to_string(header.strategy));
+  }
   if (was.start != header.start) {
     return differs("start settings", was.start.dump(), header.start.dump());
   }
   return "";
 }
 
-Status replay_journal(const Journal& journal, CoordinateSearch& search) {
+Status replay_journal(const Journal& journal, Search& search) {
   for (const CandidateResult& result : journal.candidates) {
     const std::optional<Candidate> next = search.next();
     const Candidate& was = result.candidate;

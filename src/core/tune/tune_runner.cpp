@@ -23,7 +23,7 @@ class TuneLoop {
       : m_options(options),
         m_seam(seam),
         m_cancel(cancel),
-        m_search(options.knobs, options.start),
+        m_search(make_search(options.strategy, options.knobs, options.start)),
         m_budget(options.budget_s),
         m_start_restart(restart_settings(options.knobs, options.start)) {
     m_started_at = m_seam.clock();
@@ -35,6 +35,7 @@ class TuneLoop {
     r.higher_is_better = options.goal != Goal::prefill;
     r.knobs = options.knobs;
     r.budget_s = options.budget_s;
+    r.strategy = options.strategy;
   }
 
   TuneRun run();
@@ -66,7 +67,7 @@ class TuneLoop {
   const TuneOptions& m_options;
   const TuneSeam& m_seam;
   const std::atomic<bool>& m_cancel;
-  CoordinateSearch m_search;
+  std::unique_ptr<Search> m_search;
   TuneBudget m_budget;
   nlohmann::json m_start_restart;  // the start's settings that need a restart
   nlohmann::json m_running;        // the restart settings of the server running now
@@ -116,12 +117,12 @@ void TuneLoop::emit(TuneEventKind kind, const std::optional<Candidate>& candidat
   event.candidate = candidate;
   event.result = result;
   event.elapsed_s = elapsed();
-  event.best = m_search.incumbent();
+  event.best = m_search->incumbent();
   event.best_median = m_incumbent.stats.median;
   event.restart_s = m_budget.restart_s();
   event.sample_s = m_budget.sample_s();
-  const int proposed = m_search.proposed();
-  int still = m_search.remaining_at_most();
+  const int proposed = m_search->proposed();
+  int still = m_search->remaining_at_most();
   event.candidates_left = m_budget.candidates_left(event.elapsed_s, m_options.samples, true);
   if (event.candidates_left) {
     still = std::min(still, *event.candidates_left);
@@ -205,7 +206,7 @@ std::optional<Halt> TuneLoop::resume() {
   if (const std::string why = resume_mismatch(journal, m_options.header); !why.empty()) {
     return Halt{StopReason::failed, Error{why, ExitCode::usage}};
   }
-  if (const Status replayed = replay_journal(journal, m_search); !replayed) {
+  if (const Status replayed = replay_journal(journal, *m_search); !replayed) {
     return Halt{StopReason::failed, replayed.error()};
   }
   if (journal.start) {
@@ -226,7 +227,7 @@ std::optional<Halt> TuneLoop::resume() {
 }
 
 CandidateResult& TuneLoop::record(CandidateResult result) {
-  m_search.record(result.candidate, result.outcome);
+  m_search->record(result.candidate, result.outcome);
   journal(journal_candidate_line(result));
   m_run.result.candidates.push_back(std::move(result));
   emit(TuneEventKind::candidate_done, m_run.result.candidates.back().candidate,
@@ -244,7 +245,10 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
       knob = &plan;
     }
   }
-  result.mode = knob != nullptr ? knob->mode : ApplyMode::restart;
+  // A grid point changing several knobs is applied by restart when any of them needs one.
+  result.mode = knob != nullptr                     ? knob->mode
+                : needs_restart(candidate.settings) ? ApplyMode::restart
+                                                    : ApplyMode::per_request;
   if (needs_restart(candidate.settings)) {
     // Never start what the plan says does not fit (an over-commit freezes a GB10).
     const auto checked = m_seam.plan(candidate.settings);
@@ -290,7 +294,7 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
 
 void TuneLoop::remeasure() {
   emit(TuneEventKind::remeasure);
-  const nlohmann::json best = m_search.incumbent();
+  const nlohmann::json best = m_search->incumbent();
   double restart_s = 0;
   std::optional<Halt> halt = ensure_running(best, restart_s);
   if (!halt) {
@@ -362,7 +366,7 @@ TuneRun TuneLoop::run() {
       halt = Halt{m_stop_reason, std::nullopt};
       break;
     }
-    const std::optional<Candidate> next = m_search.next();
+    const std::optional<Candidate> next = m_search->next();
     if (!next) {
       m_run.result.stopped = StopReason::done;
       break;

@@ -206,6 +206,10 @@ Status TuneSession::prepare_options(const TuneRequest& request) {
   const int requests = static_cast<int>(m_workload.requests.size());
   o.samples = request.samples > 0 ? request.samples : std::min(requests, kDefaultSamples);
   o.knobs = plan_knobs(knob_context(request, m_record, m_settings, m_info, m_env.sysroot));
+  if (const Status restricted = restrict_knobs(o.knobs, request.knobs); !restricted) {
+    return restricted;
+  }
+  o.strategy = request.strategy;
   // The knobs' own idea of the current value (threads 0 is the build's default, one per core).
   for (const KnobPlan& plan : o.knobs) {
     if (plan.skipped.empty() && !plan.values.empty()) {
@@ -249,6 +253,7 @@ Status TuneSession::prepare_options(const TuneRequest& request) {
   o.header.workload = fmt::format("{} ({} requests, {})", m_workload.source,
                                   m_workload.requests.size(), workload_digest(m_workload));
   o.header.start = o.start;
+  o.header.strategy = request.strategy;
   o.header.started_at = m_env.now_iso8601 ? m_env.now_iso8601() : "";
   o.resume = m_resume ? &*m_resume : nullptr;
   return {};
