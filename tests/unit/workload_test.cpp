@@ -40,6 +40,29 @@ TEST(Workload, ConversationExpandsIntoGrowingRequests) {
   EXPECT_LT(workload->requests[1].context_chars, workload->requests[2].context_chars);
 }
 
+TEST(Workload, AConversationsOtherFieldsGoWithEveryTurn) {
+  // ignore_eos makes a random-weight model decode max_tokens every time (docs/tune.md).
+  const json conversation = {{"conversation", "fixed"},
+                             {"max_tokens", 128},
+                             {"ignore_eos", true},
+                             {"temperature", 0},
+                             {"stream", true},
+                             {"turns", {{{"user", "u1"}, {"assistant", "a1"}}, {{"user", "u2"}}}}};
+  const auto workload = parse_workload(line(conversation), "fixed.jsonl");
+  ASSERT_TRUE(workload) << workload.error().message;
+  ASSERT_EQ(workload->requests.size(), 2u);
+  for (const WorkloadRequest& request : workload->requests) {
+    const json body = json::parse(request_json(request));
+    EXPECT_EQ(body["ignore_eos"], true) << body;
+    EXPECT_EQ(body["temperature"], 0);
+    EXPECT_EQ(body["max_tokens"], 128);
+    EXPECT_EQ(body["stream"], false);
+    EXPECT_FALSE(body.contains("turns"));
+    EXPECT_FALSE(body.contains("conversation"));
+    EXPECT_FALSE(body.contains("system"));
+  }
+}
+
 TEST(Workload, RequestLinesAreSentAsWritten) {
   const json request = {{"name", "mine"},
                         {"messages", {{{"role", "user"}, {"content", "hello"}}}},

@@ -32,7 +32,8 @@ struct Workload {
 //   {"conversation": NAME, "system": TEXT?, "max_tokens": N?, "turns": [{"user": TEXT,
 //    "assistant": TEXT}, …]}  — one request per turn with every earlier turn as history
 //    (the recorded assistant replies, so that every run sends the same context);
-//    "assistant" may be left out of the last turn only;
+//    "assistant" may be left out of the last turn only; the line's other fields (temperature,
+//    ignore_eos …) go with every turn;
 //   {"messages": [{"role": …, "content": …}, …], "max_tokens": N?, "name": NAME?, …} — one
 //    request as written (other fields such as temperature are sent along).
 // max_tokens defaults to 256. An Error (ExitCode::usage) names `source`, the line and the

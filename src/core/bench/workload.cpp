@@ -121,6 +121,14 @@ std::string add_conversation(const nlohmann::json& line, Workload& out) {
     WorkloadRequest request;
     request.name = fmt::format("{}/{}", name.get<std::string>(), i + 1);
     request.body = {{"messages", history}, {"max_tokens", turn_tokens}};
+    // The conversation's other fields (sampling, ignore_eos …) go with every turn, as a
+    // single request's do.
+    for (const auto& [key, value] : line.items()) {
+      if (key != "conversation" && key != "system" && key != "turns" && key != "max_tokens" &&
+          key != "stream") {
+        request.body[key] = value;
+      }
+    }
     request.context_chars = content_chars(history);
     out.requests.push_back(std::move(request));
     const auto assistant = turn.find("assistant");
