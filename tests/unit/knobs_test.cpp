@@ -56,6 +56,26 @@ TEST(Knobs, TheTableNamesEachKnobsOptionAndRequestField) {
   }
 }
 
+TEST(Knobs, DraftingItselfIsAChoiceOnlyWhereTheServerDrafts) {
+  // A draft that is never accepted (random weights on the H200: 463 against 1740 t/s without
+  // drafting, docs/tune.md) costs more than it saves: turning it off is a candidate.
+  const KnobPlan mtp = knob_plan_of(plan_knobs(drafting_knob_context()), "mtp");
+  EXPECT_EQ(mtp.skipped, "");
+  EXPECT_FALSE(mtp.ordered);
+  EXPECT_EQ(mtp.values, knob_values_list({"auto", "off"}));
+  EXPECT_TRUE(find_knob("mtp")->memory_effect);
+  KnobContext on = drafting_knob_context();
+  on.current["mtp"] = "on";
+  EXPECT_EQ(knob_plan_of(plan_knobs(on), "mtp").values, knob_values_list({"on", "off"}));
+  KnobContext plain = drafting_knob_context();
+  plain.speculative = false;
+  EXPECT_NE(knob_plan_of(plan_knobs(plain), "mtp").skipped.find("does not draft"),
+            std::string::npos);
+  KnobContext prefill = drafting_knob_context();
+  prefill.goal = Goal::prefill;
+  EXPECT_FALSE(knob_plan_of(plan_knobs(prefill), "mtp").skipped.empty());
+}
+
 TEST(Knobs, DraftDepthWalksOutwardFromTheCurrent) {
   const auto plans = plan_knobs(drafting_knob_context());
   ASSERT_EQ(plans.size(), knob_table().size());  // every knob, skipped ones included

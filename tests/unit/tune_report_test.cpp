@@ -49,7 +49,8 @@ tune::TuneResult tune_report_result() {
   result.start = tune_report_measure(start);
   std::vector<tune::KnobPlan> searched;
   for (const tune::KnobPlan& plan : result.knobs) {
-    if (plan.knob->setting != "draft_p_min") {  // kept short: p_min not searched here
+    // Kept short: neither p_min nor drafting on/off is searched here.
+    if (plan.knob->setting != "draft_p_min" && plan.knob->setting != "mtp") {
       searched.push_back(plan);
     }
   }
@@ -208,7 +209,8 @@ TEST(TuneReport, JsonHasEveryCandidateAndTheKnobs) {
   ASSERT_EQ(doc["knobs"].size(), tune::knob_table().size());
   EXPECT_EQ(doc["knobs"][0]["server_option"], "--spec-draft-n-max");
   EXPECT_EQ(doc["knobs"][0]["values"], (json{4, 5, 6, 7, 8, 3, 2, 1}));
-  EXPECT_NE(doc["knobs"][6]["skipped"].get<std::string>().find("--allow-lossy"), std::string::npos);
+  EXPECT_NE(doc["knobs"][7]["skipped"].get<std::string>().find("--allow-lossy"), std::string::npos);
+  EXPECT_EQ(doc["knobs"][7]["setting"], "cache_type_k");
   EXPECT_EQ(doc["winner_changes"], (json{{"draft_n_max", 5}}));
   EXPECT_EQ(doc["gain"]["pairs"], 6);
   EXPECT_EQ(doc["gain"]["verdict"], "better");

@@ -74,7 +74,7 @@ std::vector<json> integer_range(std::int64_t low, std::int64_t high) {
 // Why `knob` is not searched in `context`; "" when it is.
 std::string skip_reason(const Knob& knob, const KnobContext& context) {
   const std::string_view key = knob.setting;
-  const bool drafting = key == "draft_n_max" || key == "draft_p_min";
+  const bool drafting = key == "draft_n_max" || key == "draft_p_min" || key == "mtp";
   if (drafting && !context.speculative) {
     return "the server does not draft (no MTP head or draft model in use)";
   }
@@ -125,6 +125,9 @@ std::vector<json> knob_values(const Knob& knob, const KnobContext& context, bool
     return outward(current, {std::max(1, cores / 2), std::max(1, cores - 1), cores});
   }
   ordered = false;
+  if (key == "mtp") {
+    return choice_values(knob_current(context, key, "auto"), {json("off")});
+  }
   if (key == "flash_attn") {
     return choice_values(knob_current(context, key, "auto"), {json("on"), json("off")});
   }
@@ -165,6 +168,8 @@ const std::vector<Knob>& knob_table() {
        "tokens drafted per step (K4): deeper drafts pay off while acceptance stays high"},
       {"draft_p_min", "--spec-draft-p-min", "speculative.p_min", false, false,
        "the least probability a drafted token needs to be kept drafting"},
+      {"mtp", "--spec-type", "", true, false,
+       "drafting at all: a draft that is rarely accepted costs more than it saves"},
       {"ubatch", "--ubatch-size", "", true, false,
        "physical batch size: the prompt's chunk and the compute buffers' size"},
       {"flash_attn", "--flash-attn", "", true, false, "flash attention"},
