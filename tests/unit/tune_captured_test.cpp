@@ -10,6 +10,7 @@
 #include "gb10tune/http/server_api.hpp"
 #include "gb10tune/launch/server_command.hpp"
 #include "gb10tune/tune/knobs.hpp"
+#include "gb10tune/tune/tune_result.hpp"
 #include "gb10tune/tune/tune_runner.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
@@ -92,6 +93,74 @@ TEST(TuneCaptured, TheBuildStartedWithTheOptionsTuneEmits) {
   EXPECT_TRUE(testing::contains(log, "creating MTP draft context")) << log;
   EXPECT_TRUE(testing::contains(log, "model loaded")) << log;
   EXPECT_FALSE(testing::contains(log, "invalid argument")) << log;
+}
+
+// A measurement of a captured tune document's candidate or start, read back as tune reads its
+// journal.
+Measurement h200_measurement(const nlohmann::json& doc) {
+  Measurement m;
+  std::string error;
+  EXPECT_TRUE(measurement_from_json(doc, m, error)) << error;
+  return m;
+}
+
+// b's values in a's request order (the pairs bench/paired compares).
+std::vector<double> h200_values_in_order(const Measurement& a, const Measurement& b) {
+  std::vector<double> out;
+  for (const std::string& request : a.requests) {
+    const auto it = std::find(b.requests.begin(), b.requests.end(), request);
+    out.push_back(it == b.requests.end() ? 0 : b.values[it - b.requests.begin()]);
+  }
+  return out;
+}
+
+// The exhaustive grid against the coordinate search on the same H200 server (docs/tune.md, "On
+// an NVIDIA H200"): the grid's best is the configuration with the highest paired ratio to the
+// start; tune's winner, as the grid measured it, must not be worse than that best beyond the
+// noise, and tune must have taken at most a third of the grid's time.
+void expect_tune_within_the_grids_noise(const std::string& experiment) {
+  const auto coordinate =
+      nlohmann::json::parse(tune_capture("h200/" + experiment + "-coordinate.json"));
+  const auto grid = nlohmann::json::parse(tune_capture("h200/" + experiment + "-grid.json"));
+  ASSERT_EQ(grid.value("strategy", ""), "grid");
+  const Measurement start = h200_measurement(grid.at("start"));
+  std::vector<Measurement> measured{start};
+  for (const nlohmann::json& doc : grid.at("candidates")) {
+    CandidateResult result;
+    std::string error;
+    ASSERT_TRUE(candidate_result_from_json(doc, result, error)) << error;
+    if (!result.measured.values.empty()) {
+      measured.push_back(result.measured);
+    }
+  }
+  std::size_t combinations = 1;
+  for (const nlohmann::json& knob : grid.at("knobs")) {
+    if (knob.value("skipped", "").empty() && knob.at("values").size() > 1) {
+      combinations *= knob.at("values").size();
+    }
+  }
+  EXPECT_EQ(measured.size(), combinations) << "the grid measured every combination";
+  const auto against_start = [&](const Measurement& m) {
+    return bench::compare_paired(start.values, h200_values_in_order(start, m), true).ratio;
+  };
+  const Measurement& best = *std::max_element(measured.begin(), measured.end(),
+                                              [&](const Measurement& l, const Measurement& r) {
+                                                return against_start(l) < against_start(r);
+                                              });
+  const nlohmann::json won = coordinate.at("winner").at("settings");
+  const auto tuned = std::find_if(measured.begin(), measured.end(),
+                                  [&](const Measurement& m) { return m.settings == won; });
+  ASSERT_NE(tuned, measured.end()) << "tune's winner " << won.dump() << " is not in the grid";
+  const bench::PairedComparison gap =
+      bench::compare_paired(best.values, h200_values_in_order(best, *tuned), true);
+  EXPECT_NE(gap.verdict, bench::Verdict::worse)
+      << won.dump() << " against the grid's best " << best.settings.dump() << ": " << gap.ratio
+      << " [" << gap.ratio_low << ", " << gap.ratio_high << "]";
+  EXPECT_LE(coordinate.at("elapsed_s").get<double>(), grid.at("elapsed_s").get<double>() / 3);
+}
+
+TEST(TuneCaptured, OnTheH200TheMtpModelsWinnerIsWithinTheGridsNoiseInAThirdOfItsTime) {
+  expect_tune_within_the_grids_noise("mtp");
 }
 
 }  // namespace
