@@ -163,5 +163,9 @@ TEST(TuneCaptured, OnTheH200TheMtpModelsWinnerIsWithinTheGridsNoiseInAThirdOfIts
   expect_tune_within_the_grids_noise("mtp");
 }
 
+TEST(TuneCaptured, OnTheH200TheDenseModelsWinnerIsWithinTheGridsNoiseInAThirdOfItsTime) {
+  expect_tune_within_the_grids_noise("dense");
+}
+
 }  // namespace
 }  // namespace gb10tune::tune
