@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/fake_bandwidth.hpp"
 #include "support/test_context.hpp"
 
 namespace gb10tune {
@@ -30,9 +31,9 @@ struct PlantedState {
     run["url"] = "http://spark-alice:18093";
     dir.write("state/gb10tune/bench/depth4.json", run.dump(2));
     std::string verify = testing::read_text(state / "verify.json");
-    for (const auto& [from, to] : {std::pair<std::string, std::string>{"/tmp/capture/models/",
-                                                                        "/home/alice/models/"},
-                                   {"http://127.0.0.1:18093", "http://spark-alice.lan:18093"}}) {
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"/tmp/capture/models/", "/home/alice/models/"},
+          {"http://127.0.0.1:18093", "http://spark-alice.lan:18093"}}) {
       for (auto at = verify.find(from); at != std::string::npos; at = verify.find(from, at)) {
         verify.replace(at, from.size(), to);
       }
@@ -134,6 +135,36 @@ TEST(CliReport, DamagedPartIsAWarningAndTheReportStillWritten) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(contains(result.err, "verify.json is not a JSON document")) << result.err;
   EXPECT_TRUE(contains(result.out, "## Parts that could not be read"));
+}
+
+TEST(CliReport, BenchAndVerifySaveTheDocumentsReportReads) {
+  testing::TempDir dir;
+  platform::Environment env;
+  env.set("HOME", (dir.path() / "home").string());
+  env.set("XDG_STATE_HOME", (dir.path() / "state").string());
+  env.set("PATH", "/nonexistent");
+  testing::FakeBandwidth fake;
+  const bench::CaseRunner runner = [&fake](const kernels::CaseSpec& spec) { return fake(spec); };
+  const fs::path state = dir.path() / "state" / "gb10tune";
+  const auto sweep = testing::run_cli_on(
+      "gb10", {"bench", "--sweep", "--allocators", "device", "--operations", "read"}, env, runner);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_FALSE(fs::exists(state / "bench.json"));  // a sweep is not the per-path table
+  const auto bench = testing::run_cli_on("gb10", {"bench", "--json"}, env, runner);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_EQ(json::parse(testing::read_text(state / "bench.json")), json::parse(bench.out));
+  const auto verify = testing::run_cli_on(
+      "verify-clean",
+      {"verify", "--json", "--server-help",
+       testing::fixture("llama-server/help-2026-08-commit-3f545be.txt").string()},
+      env);
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_EQ(json::parse(testing::read_text(state / "verify.json")), json::parse(verify.out));
+  const auto report = testing::run_cli_on("gb10", {"report", "--json"}, env);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json doc = json::parse(report.out);
+  EXPECT_EQ(doc["bench"], json::parse(bench.out));
+  EXPECT_EQ(doc["verify"]["verdict"], json::parse(verify.out)["verdict"]);
 }
 
 }  // namespace
