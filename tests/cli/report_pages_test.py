@@ -7,11 +7,14 @@ HTML: parsed with html.parser; every inline <svg> parsed again with xml.etree. E
 a viewBox, an x axis with ticks, a category axis and its data points, and every point's figures
 equal the saved JSON's. Parts the state lacks are boxes naming their command, never a chart.
 Markdown: every pipe table is well formed (a strict checker: header, delimiter row, the same
-number of cells in every row). Exits 1 naming each failure.
+number of cells in every row), and cmark-gfm (GitHub's CommonMark with its table extension;
+scripts/setup.sh installs it) renders each one as a table of those rows and cells. Exits 1
+naming each failure.
 """
 import html.parser
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -183,8 +186,38 @@ def table_cells(line):
     return cells
 
 
+class TableReader(html.parser.HTMLParser):
+    """The cell count of every row of every <table> in cmark-gfm's HTML."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append(0)
+        elif tag in ("td", "th"):
+            self.tables[-1][-1] += 1
+
+
+def check_rendered_markdown(name, text, tables):
+    """`tables`: (rows, cells) of each table the strict checker read, in order."""
+    cmark = shutil.which("cmark-gfm")
+    check(cmark, "cmark-gfm is not installed (scripts/setup.sh installs it)")
+    if not cmark:
+        return
+    done = subprocess.run([cmark, "-e", "table"], input=text, capture_output=True, text=True)
+    reader = TableReader()
+    reader.feed(done.stdout)
+    rendered = [(len(rows), set(rows)) for rows in reader.tables]
+    check(rendered == [(rows, {cells}) for rows, cells in tables],
+          f"{name} md: cmark-gfm renders {rendered}, the tables are {tables}")
+
+
 def check_markdown(name, text):
-    fenced, table, count = False, [], 0
+    fenced, table, count, shapes = False, [], 0, []
     for number, line in enumerate(text.split("\n") + [""], 1):
         if line.startswith("```"):
             fenced = not fenced
@@ -201,9 +234,11 @@ def check_markdown(name, text):
             for n, row in table:
                 check(row.endswith("|") and not row.endswith("\\|"), f"{name} md line {n}: end")
                 check(len(table_cells(row)) == width, f"{name} md line {n}: cell count")
+            shapes.append((len(table) - 1, width))  # the delimiter row is no row of the table
             table = []
     check(not fenced, f"{name} md: an unclosed code fence")
     check(count >= 1, f"{name} md: no table")
+    check_rendered_markdown(name, text, shapes)
 
 
 def main():
