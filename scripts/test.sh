@@ -4,9 +4,16 @@
 #
 #   scripts/test.sh              release build, all tests
 #   scripts/test.sh --sanitize   the same tests under AddressSanitizer + UBSan
+#
+# GB10TUNE_CHROMIUM=1 also installs Debian's chromium and makes the report's browser test
+# (label `chromium`) required; without it that test skips where no Chromium is installed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh "$@"
+if [ "${GB10TUNE_CHROMIUM:-0}" = 1 ]; then
+  bash scripts/install_packages.sh chromium
+  export GB10TUNE_REQUIRE_CHROMIUM=1
+fi
 build_dir=build
 for arg in "$@"; do [ "$arg" = --sanitize ] && build_dir=build-asan; done
 cmake --build "$build_dir" -j "$(nproc)"  # the tests, the stand-in server and the benchmarks

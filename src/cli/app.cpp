@@ -12,6 +12,7 @@
 #include "gb10tune/version.hpp"
 #include "launch_command.hpp"
 #include "probe_command.hpp"
+#include "report_command.hpp"
 #include "rpc_command.hpp"
 #include "stop_command.hpp"
 #include "tune_command.hpp"
@@ -25,8 +26,8 @@ namespace {
 using Setup = Runner (*)(CLI::App&);
 
 // Every subcommand, in the order `--help` lists them.
-constexpr Setup kSubcommands[] = {setup_probe,  setup_bench, setup_launch, setup_tune,
-                                  setup_verify, setup_stop,  setup_watch,  setup_rpc};
+constexpr Setup kSubcommands[] = {setup_probe, setup_bench, setup_launch, setup_tune,  setup_verify,
+                                  setup_stop,  setup_watch, setup_rpc,    setup_report};
 
 constexpr std::string_view kDescription =
     "gb10tune: tune llama.cpp's llama-server for the NVIDIA GB10 (DGX Spark) and tell the "

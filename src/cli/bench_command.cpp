@@ -14,6 +14,7 @@
 #include "number_option.hpp"
 #include "renamed_option.hpp"
 #include "size_option.hpp"
+#include "state_save.hpp"
 
 namespace gb10tune::cli {
 
@@ -95,8 +96,11 @@ ExitCode run(const BenchOptions& in, Context& ctx) {
   const ExitCode code = run->interrupted ? after_interrupt(ExitCode::interrupted)
                         : run->all_valid ? ExitCode::ok
                                          : ExitCode::failed;
+  auto doc = report::bandwidth_to_json(*run);
+  if (code == ExitCode::ok && !in.sweep) {
+    save_to_state(ctx, "bench.json", "bench result", doc, false);  // for gb10tune report
+  }
   if (in.json) {
-    auto doc = report::bandwidth_to_json(*run);
     if (code != ExitCode::ok) {
       report::add_failure(doc, to_int(code),
                           run->interrupted ? "interrupted: the figures are partial"

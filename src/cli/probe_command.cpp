@@ -8,12 +8,11 @@
 #include "bench_command.hpp"
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
-#include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/probe/probe.hpp"
 #include "gb10tune/report/bench_report.hpp"
 #include "gb10tune/report/probe_report.hpp"
-#include "gb10tune/trust/private_files.hpp"
 #include "size_option.hpp"
+#include "state_save.hpp"
 
 namespace gb10tune::cli {
 
@@ -27,26 +26,6 @@ struct ProbeOptions {
   std::string reserve;      // --reserve: kept free in host memory, as launch
   std::string gpu_reserve;  // --gpu-reserve: kept free on each discrete GPU, as launch
 };
-
-// Saves the document where launch and verify look for it; a failure is a warning only.
-void save_probe(const nlohmann::json& doc, Context& ctx) {
-  const auto dir = platform::state_dir(ctx.env);
-  if (!dir) {
-    *ctx.err << "warning: probe result not saved: " << dir.error().message << "\n";
-    return;
-  }
-  if (const Status made = trust::ensure_private_dir(*dir); !made) {
-    *ctx.err << "warning: probe result not saved: " << made.error().message << "\n";
-    return;
-  }
-  const auto path = *dir / "probe.json";
-  if (const Status written = platform::write_file_atomic(path, report::dump_document(doc));
-      !written) {
-    *ctx.err << "warning: probe result not saved: " << written.error().message << "\n";
-    return;
-  }
-  *ctx.err << "probe result saved to " << path.string() << "\n";
-}
 
 ExitCode run(const ProbeOptions& options, Context& ctx) {
   probe::ProbeInputs inputs;
@@ -90,7 +69,7 @@ ExitCode run(const ProbeOptions& options, Context& ctx) {
     *ctx.out << report::render_probe_text(result, ctx.out_style());
   }
   if (!options.no_save) {
-    save_probe(doc, ctx);
+    save_to_state(ctx, "probe.json", "probe result", doc, true);
   }
   for (const std::string& error : result.errors) {
     *ctx.err << "error: " << error << "\n";

@@ -7,6 +7,7 @@
 #include "gb10tune/report/verify_report.hpp"
 #include "gb10tune/verify/system_services.hpp"
 #include "gb10tune/verify/verify.hpp"
+#include "state_save.hpp"
 
 namespace gb10tune::cli {
 
@@ -45,8 +46,10 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   }
 
   const verify::VerifyResult result = verify::run_verify(verify_options, *services);
+  const nlohmann::json doc = report::verify_to_json(result, options.strict);
+  save_to_state(ctx, "verify.json", "verify result", doc, false);  // for gb10tune report
   if (options.json) {
-    *ctx.out << report::dump_document(report::verify_to_json(result, options.strict));
+    *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << report::render_verify_text(result, options.strict, ctx.out_style());
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gb10tune/report/gpu_json.hpp"
+#include "gb10tune/report/text_bar.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::report {
@@ -23,19 +24,7 @@ std::string case_label(const bench::CaseOutcome& outcome) {
 }
 
 std::string bar(double value, double max) {
-  if (max <= 0 || value <= 0) {
-    return std::string(kBarWidth, ' ');
-  }
-  constexpr const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
-  const double cells = std::min(1.0, value / max) * kBarWidth;
-  const int full = static_cast<int>(cells);
-  const int eighths = static_cast<int>((cells - full) * 8);
-  std::string out;
-  for (int i = 0; i < full; ++i) {
-    out += "█";
-  }
-  out += kEighths[eighths];
-  return out + std::string(static_cast<std::size_t>(kBarWidth - full - (eighths > 0 ? 1 : 0)), ' ');
+  return text_bar(value, max, kBarWidth);
 }
 
 json stats_json(const bench::SampleStats& stats) {

@@ -150,17 +150,7 @@ std::string skipped_text(const TuneResult& result) {
   return out.empty() ? out : "skipped knobs:\n" + out;
 }
 
-// One row of the chart: a knob's value and what it measured (or why it was not).
-struct ChartRow {
-  json value;
-  const Measurement* measured = nullptr;  // null: not measured (`outcome` says why)
-  std::string outcome;
-};
-
-// The knob walked most (the most candidates; the first in the search's order on a tie) and its
-// rows: the value it had when its walk began with the incumbent's measurement then, and each of
-// its candidates. Empty when no knob had a candidate.
-std::vector<ChartRow> chart_rows(const TuneResult& result, std::string& setting) {
+std::vector<SweepRow> chart_rows(const TuneResult& result, std::string& setting) {
   std::map<std::string, int> walked;
   for (const CandidateResult& r : result.candidates) {
     ++walked[r.candidate.setting];
@@ -172,7 +162,7 @@ std::vector<ChartRow> chart_rows(const TuneResult& result, std::string& setting)
       setting = r.candidate.setting;
     }
   }
-  std::vector<ChartRow> rows;
+  std::vector<SweepRow> rows;
   const Measurement* incumbent = &result.start;
   for (const CandidateResult& r : result.candidates) {
     if (r.candidate.setting == setting) {
@@ -187,7 +177,7 @@ std::vector<ChartRow> chart_rows(const TuneResult& result, std::string& setting)
     }
     incumbent = r.outcome == tune::Outcome::better ? &r.measured : incumbent;
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const ChartRow& a, const ChartRow& b) {
+  std::stable_sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {
     return a.value.is_number() && b.value.is_number() &&
            a.value.get<double>() < b.value.get<double>();
   });
@@ -268,13 +258,17 @@ std::string render_tune(const TuneResult& result, int width) {
   return chart.empty() ? out : out + "\n" + chart;
 }
 
+std::vector<SweepRow> tune_sweep_rows(const TuneResult& result, std::string& setting) {
+  return chart_rows(result, setting);
+}
+
 std::string render_tune_chart(const TuneResult& result, int width) {
   std::string setting;
-  const std::vector<ChartRow> rows = chart_rows(result, setting);
+  const std::vector<SweepRow> rows = chart_rows(result, setting);
   double low = 0;
   double high = 0;
   int measured = 0;
-  for (const ChartRow& row : rows) {
+  for (const SweepRow& row : rows) {
     if (row.measured != nullptr) {
       low = measured == 0 ? row.measured->interval.low : std::min(low, row.measured->interval.low);
       high = std::max(high, row.measured->interval.high);
@@ -292,7 +286,7 @@ std::string render_tune_chart(const TuneResult& result, int width) {
   std::string out = fmt::format(
       "{} by {} (median |, its interval [─]; axis {:.1f} … {:.1f}, not from 0; * the winner)\n",
       result.metric_label, setting, low, high);
-  for (const ChartRow& row : rows) {
+  for (const SweepRow& row : rows) {
     const bool chosen =
         winner.is_object() && winner.contains(setting) && winner[setting] == row.value;
     const std::string label = fmt::format("{}{:>7}", chosen ? "*" : " ", value_text(row.value));
