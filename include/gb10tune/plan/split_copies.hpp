@@ -5,11 +5,11 @@
 //    of at least 32 rows that reads such a weight runs on the GPU (ggml-backend.cpp
 //    ggml_backend_sched_backend_id_from_cur with op_offload, ggml-cuda.cu
 //    ggml_backend_cuda_device_offload_op), and the ops between them follow;
-//  - each such weight starts a split of its own (ggml_backend_sched_split_graph: "so the memory
-//    of the previously offloaded weights can be reused"), and a split's inputs from another
-//    backend are copied into the compute buffer at the split's start (graph_copy: input_cpy
-//    nodes before the split's nodes), each copy freed after its last consumer — a weight's
-//    after its one op;
+//  - each such weight starts a split of its own (ggml_backend_sched_split_graph: "by starting a
+//    new split, the memory of the previously offloaded weights can be reused"), and a split's
+//    inputs from another backend are copied into the compute buffer at the split's start
+//    (graph_copy: input_cpy nodes before the split's nodes), each copy freed after its last
+//    consumer — a weight's after its one op;
 //  - the attention of such a block reads its layer's whole K and V cache from host memory:
 //    copies of both (cells × streams rows) before the attention op, freed after it;
 //  - the graph inputs (positions, masks, cache row indices, output ids) are copied once per
@@ -30,7 +30,8 @@
 namespace gb10tune::plan {
 
 // ggml-cuda.cu ggml_backend_cuda_device_offload_op: an op whose weight is in host memory runs on
-// the GPU when its batch (ne[1]; experts: ne[2]) has at least this many rows.
+// the GPU when its batch (ne[1]; experts: ne[2]) has at least this many rows (the default of
+// GGML_OP_OFFLOAD_MIN_BATCH, which launch never sets).
 inline constexpr std::uint64_t kOpOffloadMinRows = 32;
 
 // The block index SplitCopies uses for the output layer (output.weight).
