@@ -25,27 +25,11 @@ json heldout_fixture() {
   return testing::fixture_json("llama-server/memory/heldout-cuda.json");
 }
 
-// One run's plan: its model, its flags, the H200's free memory as the budget.
-struct HeldoutRun {
-  json run;
-  MemoryPlan plan;
-};
+// One run and its plan (the H200's free memory as the budget on CUDA).
+using HeldoutRun = testing::CapturedPlan;
 
 std::vector<HeldoutRun> heldout_plans() {
-  const json fixture = heldout_fixture();
-  const auto models = testing::captured_models(fixture.at("models"));
-  std::vector<HeldoutRun> out;
-  for (const json& run : fixture.at("runs")) {
-    PlanConfig config = testing::captured_plan_config(run.at("config"));
-    config.overhead_bytes = kDefaultOverheadBytes;
-    PlanBudget budget;
-    budget.mem_available = 120ull << 30;
-    budget.gpus.push_back({"CUDA0", "NVIDIA H200", 143156ull << 20, kDefaultGpuReserveBytes});
-    auto plan = make_plan(models.at(run.at("model").get<std::string>()), config, budget);
-    EXPECT_TRUE(plan) << run.at("name") << ": " << plan.error().message;
-    out.push_back({run, *plan});
-  }
-  return out;
+  return testing::plan_captured_runs(heldout_fixture());
 }
 
 bool full_offload(const json& run) {
