@@ -82,11 +82,12 @@ TEST(HeldoutCuda, GpuPartAfterLoadLiesBetweenTheLoadFigureAndThePlan) {
 }
 
 // After a prompt longer than one micro-batch on every slot at once the process (NVML + RSS)
-// has loaded what it serves with: never above the plan, within 5% of it.
+// has loaded what it serves with: never above the plan, within 5% of it. The partial offload
+// (d4k at -ngl 5) too: without the scheduler's split copies its plan fell below the process.
 TEST(HeldoutCuda, AfterTrafficTheProcessStaysInsideThePlanAndWithinFivePercent) {
   int checked = 0;
   for (const HeldoutRun& r : heldout_plans()) {
-    if (!r.run.contains("after_traffic") || !full_offload(r.run)) {
+    if (!r.run.contains("after_traffic")) {
       continue;
     }
     SCOPED_TRACE(r.run.at("name").get<std::string>());
@@ -99,7 +100,7 @@ TEST(HeldoutCuda, AfterTrafficTheProcessStaysInsideThePlanAndWithinFivePercent) 
     EXPECT_GE(measured, 0.95 * planned) << "measured " << measured << " MiB of " << planned;
     ++checked;
   }
-  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace
