@@ -8,6 +8,7 @@
 
 #include "gb10tune/gguf/ggml_type.hpp"
 #include "gb10tune/gguf/gguf_file.hpp"
+#include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "support/test_context.hpp"
 
@@ -103,6 +104,32 @@ std::map<std::string, model::ModelFacts> captured_models(const nlohmann::json& m
     EXPECT_TRUE(facts) << name << ": " << (facts ? "" : facts.error().message);
     if (facts) {
       out.emplace(name, *facts);
+    }
+  }
+  return out;
+}
+
+std::vector<CapturedPlan> plan_captured_runs(const nlohmann::json& fixture,
+                                             const CapturedRunFilter& keep) {
+  const auto models = captured_models(fixture.at("models"));
+  std::vector<CapturedPlan> out;
+  for (const nlohmann::json& run : fixture.at("runs")) {
+    const model::ModelFacts& model = models.at(run.at("model").get<std::string>());
+    if (keep && !keep(run, model)) {
+      continue;
+    }
+    plan::PlanConfig config = captured_plan_config(run.at("config"));
+    config.overhead_bytes = plan::kDefaultOverheadBytes;  // as launch plans: the margin counts
+    plan::PlanBudget budget;
+    budget.mem_available = 120ull << 30;
+    if (config.backend == plan::PlanBackend::cuda) {
+      budget.gpus.push_back(
+          {"CUDA0", "NVIDIA H200", 143156ull << 20, plan::kDefaultGpuReserveBytes});
+    }
+    auto plan = plan::make_plan(model, config, budget);
+    EXPECT_TRUE(plan) << run.at("name") << ": " << plan.error().message;
+    if (plan) {
+      out.push_back({run, *plan});
     }
   }
   return out;

@@ -201,6 +201,14 @@ TEST(DevicePlan, EachCapturedRunOnAnH200MatchesNvmlWithinFivePercent) {
     const DevicePart& gpu = plan->devices->gpus.at(0);
     const json& log = run.at("log");
     EXPECT_NEAR(mib(gpu.weights_bytes), log.at("cuda0_model_mib").get<double>(), 0.005) << name;
+    // The compute buffers, partial offloads included (the scheduler's split copies; these runs
+    // were not used to find that rule).
+    EXPECT_NEAR(mib(plan->buffers.main.compute_device), log.at("cuda0_compute_mib").get<double>(),
+                0.006)
+        << name;
+    EXPECT_NEAR(mib(plan->buffers.main.compute_host), log.at("cuda_host_compute_mib").get<double>(),
+                0.006)
+        << name;
     // CPU_Mapped is the mapped file range from token_embd to the last CPU block, which also
     // spans output.weight (stored second in this file) when that is on the GPU: the plan's
     // mapped_extra_bytes.
@@ -245,7 +253,7 @@ TEST(ComputeBuffers, ServerOutputsFollowSlotsAndDraftTokens) {
   EXPECT_EQ(server_outputs_max(8, 3, 4), 8u);
 }
 
-TEST(BackendChoice, CudaOnlyWithACudaBuildAGpuAndOffloadedLayers) {
+TEST(BackendChoice, CudaWithACudaBuildAndAGpuTheServerSees) {
   BackendEvidence evidence;
   evidence.server_evidence = "no CUDA library linked";
   EXPECT_EQ(choose_backend(evidence).backend, PlanBackend::cpu);
@@ -254,14 +262,28 @@ TEST(BackendChoice, CudaOnlyWithACudaBuildAGpuAndOffloadedLayers) {
   EXPECT_EQ(choose_backend(evidence).backend, PlanBackend::cpu);  // no GPU on this machine
   EXPECT_NE(choose_backend(evidence).reason.find("no GPU"), std::string::npos);
   evidence.machine_has_gpu = true;
+  // -ngl 0 still creates the CUDA backend: the CPU layers' big batches run on the GPU.
   evidence.gpu_layers = 0;
+  EXPECT_EQ(choose_backend(evidence).backend, PlanBackend::cuda);
+  EXPECT_NE(choose_backend(evidence).reason.find("op offload"), std::string::npos);
+  // --device none or an empty CUDA_VISIBLE_DEVICES: no CUDA backend at all.
+  evidence.gpus_hidden = true;
   EXPECT_EQ(choose_backend(evidence).backend, PlanBackend::cpu);
+  EXPECT_NE(choose_backend(evidence).reason.find("--device none"), std::string::npos);
+  evidence.gpus_hidden = false;
   evidence.gpu_layers = 99;
   EXPECT_EQ(choose_backend(evidence).backend, PlanBackend::cuda);
   evidence.gpu_layers.reset();
   const BackendChoice choice = choose_backend(evidence);
   EXPECT_EQ(choice.backend, PlanBackend::cuda);
   EXPECT_NE(choice.reason.find("-ngl auto"), std::string::npos);
+}
+
+TEST(BackendChoice, TheGpuIsHiddenByDeviceNoneOrAnEmptyCudaVisibleDevices) {
+  EXPECT_FALSE(gpus_hidden({}, std::nullopt));
+  EXPECT_FALSE(gpus_hidden({"CUDA1"}, std::string("0,1")));
+  EXPECT_TRUE(gpus_hidden({"none"}, std::nullopt));
+  EXPECT_TRUE(gpus_hidden({}, std::string("")));
 }
 
 TEST(BackendChoice, ACudaBuildIsSeenFromItsFilesWithoutRunningIt) {

@@ -25,27 +25,11 @@ json heldout_fixture() {
   return testing::fixture_json("llama-server/memory/heldout-cuda.json");
 }
 
-// One run's plan: its model, its flags, the H200's free memory as the budget.
-struct HeldoutRun {
-  json run;
-  MemoryPlan plan;
-};
+// One run and its plan (the H200's free memory as the budget on CUDA).
+using HeldoutRun = testing::CapturedPlan;
 
 std::vector<HeldoutRun> heldout_plans() {
-  const json fixture = heldout_fixture();
-  const auto models = testing::captured_models(fixture.at("models"));
-  std::vector<HeldoutRun> out;
-  for (const json& run : fixture.at("runs")) {
-    PlanConfig config = testing::captured_plan_config(run.at("config"));
-    config.overhead_bytes = kDefaultOverheadBytes;
-    PlanBudget budget;
-    budget.mem_available = 120ull << 30;
-    budget.gpus.push_back({"CUDA0", "NVIDIA H200", 143156ull << 20, kDefaultGpuReserveBytes});
-    auto plan = make_plan(models.at(run.at("model").get<std::string>()), config, budget);
-    EXPECT_TRUE(plan) << run.at("name") << ": " << plan.error().message;
-    out.push_back({run, *plan});
-  }
-  return out;
+  return testing::plan_captured_runs(heldout_fixture());
 }
 
 bool full_offload(const json& run) {
@@ -98,11 +82,12 @@ TEST(HeldoutCuda, GpuPartAfterLoadLiesBetweenTheLoadFigureAndThePlan) {
 }
 
 // After a prompt longer than one micro-batch on every slot at once the process (NVML + RSS)
-// has loaded what it serves with: never above the plan, within 5% of it.
+// has loaded what it serves with: never above the plan, within 5% of it. The partial offload
+// (d4k at -ngl 5) too: without the scheduler's split copies its plan fell below the process.
 TEST(HeldoutCuda, AfterTrafficTheProcessStaysInsideThePlanAndWithinFivePercent) {
   int checked = 0;
   for (const HeldoutRun& r : heldout_plans()) {
-    if (!r.run.contains("after_traffic") || !full_offload(r.run)) {
+    if (!r.run.contains("after_traffic")) {
       continue;
     }
     SCOPED_TRACE(r.run.at("name").get<std::string>());
@@ -115,7 +100,7 @@ TEST(HeldoutCuda, AfterTrafficTheProcessStaysInsideThePlanAndWithinFivePercent) 
     EXPECT_GE(measured, 0.95 * planned) << "measured " << measured << " MiB of " << planned;
     ++checked;
   }
-  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace

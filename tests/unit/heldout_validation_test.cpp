@@ -23,29 +23,11 @@ double validation_mib(std::uint64_t bytes) {
   return static_cast<double>(bytes) / testing::kBytesPerMiB;
 }
 
-// One captured run and the plan for its model and flags.
-struct ValidationRun {
-  json run;
-  MemoryPlan plan;
-};
+// One run and its plan (the H200's free memory as the budget on CUDA).
+using ValidationRun = testing::CapturedPlan;
 
 std::vector<ValidationRun> validation_plans() {
-  const json fixture = testing::fixture_json("llama-server/memory/validation.json");
-  const auto models = testing::captured_models(fixture.at("models"));
-  std::vector<ValidationRun> out;
-  for (const json& run : fixture.at("runs")) {
-    PlanConfig config = testing::captured_plan_config(run.at("config"));
-    config.overhead_bytes = kDefaultOverheadBytes;  // as launch plans: the margin is part of it
-    PlanBudget budget;
-    budget.mem_available = 120ull << 30;
-    if (config.backend == PlanBackend::cuda) {
-      budget.gpus.push_back({"CUDA0", "NVIDIA H200", 143156ull << 20, kDefaultGpuReserveBytes});
-    }
-    auto plan = make_plan(models.at(run.at("model").get<std::string>()), config, budget);
-    EXPECT_TRUE(plan) << run.at("name") << ": " << plan.error().message;
-    out.push_back({run, *plan});
-  }
-  return out;
+  return testing::plan_captured_runs(testing::fixture_json("llama-server/memory/validation.json"));
 }
 
 bool on_cuda(const ValidationRun& r) {

@@ -35,6 +35,8 @@ struct PlanInputs {
   std::string backend = "auto";       // --backend: auto, cpu or cuda
   plan::RepackFeatures repack_features;
   bool gpu_in_use = false;  // a CUDA build with a GPU here, not --device none
+  // --device none, or CUDA_VISIBLE_DEVICES set and empty: llama-server sees no GPU
+  bool gpus_hidden = false;
   bool gb10 = false;
   plan::LayerPlacement placement;  // from the extra arguments
   std::string build_identity;      // the calibration key's build

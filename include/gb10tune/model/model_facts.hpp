@@ -131,6 +131,7 @@ struct ModelFacts {
     std::uint32_t file = 0;    // index of the file (shard) in the order read
     std::uint64_t offset = 0;  // data offset relative to the file's data section
     std::uint64_t bytes = 0;
+    std::string name;  // the tensor's name ("blk.3.ffn_up.weight")
     // block index; kInputLayer; kOutputLayer (anything else); kUnloaded
     std::int64_t layer = 0;
     gguf::GgmlType type = gguf::GgmlType::f32;

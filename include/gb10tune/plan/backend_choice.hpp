@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gb10tune/plan/compute_buffers.hpp"
 
@@ -16,14 +17,24 @@ struct BackendEvidence {
   std::string server_evidence;   // how that was seen ("libggml-cuda.so beside the binary", …)
   bool machine_has_gpu = false;  // the NVIDIA driver lists a GPU on this machine
   std::optional<long long> gpu_layers;  // -ngl as launch passes it; nullopt = llama.cpp's auto
+  // --device none (-dev none) among the server's arguments, or CUDA_VISIBLE_DEVICES set and
+  // empty in its environment: llama.cpp then creates no CUDA backend
+  bool gpus_hidden = false;
 };
 
-// The backend and a one-line reason. CUDA only when the build has it, the machine has an
-// NVIDIA GPU and layers are offloaded (-ngl unset/auto or > 0); CPU otherwise.
+// The backend and a one-line reason. CUDA when the build has it, the machine has an NVIDIA GPU
+// and the server sees it, whatever -ngl says: with -ngl 0 llama.cpp still creates the CUDA
+// backend, and its scheduler runs the big-batch ops of the CPU layers on the GPU (op offload,
+// the CUDA0 compute buffer and the CUDA runtime on the device); CPU otherwise.
 struct BackendChoice {
   PlanBackend backend = PlanBackend::cpu;
   std::string reason;
 };
+
+// True when llama-server will see no GPU: `devices` (its --device / -dev names) holds "none",
+// or `cuda_visible_devices` (that variable in its environment) is set and empty. Never fails.
+bool gpus_hidden(const std::vector<std::string>& devices,
+                 const std::optional<std::string>& cuda_visible_devices);
 
 // Decides the backend from `evidence`; never fails.
 BackendChoice choose_backend(const BackendEvidence& evidence);

@@ -41,6 +41,11 @@ struct GraphShape {
   bool flash_attention = true;                   // -fa on
   std::uint32_t outputs_max = 1;                 // n_outputs_max of the context
   std::uint32_t state_snapshots = 1;  // 1 + n_rs_seq: recurrent states the delta-net op writes
+  // Partial offload on CUDA (-ngl below the layer count, split_copies.hpp): the first
+  // `host_blocks` blocks keep their weights and KV cache in host memory; `host_output`: the
+  // output layer too (-ngl 0).
+  std::uint32_t host_blocks = 0;
+  bool host_output = false;
 };
 
 // One context's buffers in bytes. On the CPU backend everything is host memory and

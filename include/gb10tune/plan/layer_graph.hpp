@@ -16,6 +16,7 @@
 
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/compute_buffers.hpp"
+#include "gb10tune/plan/split_copies.hpp"
 
 namespace gb10tune::plan {
 
@@ -23,7 +24,9 @@ namespace gb10tune::plan {
 struct GraphInputs {
   std::uint64_t tokens = 0;  // inp_tokens (i32 per token): CPU buffer only, freed after lookup
   std::uint64_t embd = 0;    // inp_embd ([n_embd, n_tokens] f32): the CPU's, never used
-  std::uint64_t rest = 0;    // positions, output ids, masks, K/V row indices: alive to the end
+  // positions, masks, K/V row indices, output ids: alive to the end; on CUDA copied to the GPU,
+  // all at once with every block offloaded, each where a split first reads it otherwise
+  InputCopies copies;
 };
 
 // True for the architectures whose main graph is replayed (the plain blocks above).
@@ -36,8 +39,9 @@ struct ReplayedGraph {
 };
 
 // The compute buffer of the main graph: the CPU buffer on the CPU backend, the CUDA0 buffer on
-// CUDA (all layers offloaded). `tokens` is the reserve's n_tokens, `outputs` its n_outputs.
-// nullopt when the model is not one replays_main_graph accepts.
+// CUDA; with shape.host_blocks the CPU blocks' ops that run on the GPU and the scheduler's
+// copies of their weights, KV caches and the inputs (split_copies.hpp). `tokens` is the reserve's
+// n_tokens, `outputs` its n_outputs. nullopt when the model is not one replays_main_graph accepts.
 std::optional<ReplayedGraph> replay_main_graph(const model::ModelFacts& model,
                                                const GraphShape& shape, PlanBackend backend,
                                                std::uint64_t tokens, std::uint64_t outputs,

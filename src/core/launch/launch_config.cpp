@@ -41,6 +41,7 @@ plan::BackendChoice backend_of(const ServerCommand& cmd, const PlanInputs& input
   evidence.server_evidence = inputs.cuda_build.evidence;
   evidence.machine_has_gpu = inputs.machine_has_gpu;
   evidence.gpu_layers = cmd.gpu_layers;
+  evidence.gpus_hidden = inputs.gpus_hidden;
   plan::BackendChoice choice = plan::choose_backend(evidence);
   if (inputs.backend != "auto") {
     choice.backend = inputs.backend == "cuda" ? plan::PlanBackend::cuda : plan::PlanBackend::cpu;

@@ -9,6 +9,7 @@
 #include "gb10tune/launch/launch_rpc.hpp"
 #include "gb10tune/launch/repack_features.hpp"
 #include "gb10tune/launch/server_binary.hpp"
+#include "gb10tune/plan/backend_choice.hpp"
 #include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -39,8 +40,8 @@ Expected<PlanInputs> plan_inputs(const LaunchDraft& d, const LaunchSizes& sizes,
   // CPU repacking (plan/cpu_repack.hpp): a CUDA build with a GPU in use keeps the CPU's
   // weights in the GPU's host buffer; otherwise the build's CPU features decide.
   const auto& devices = inputs.placement.devices;
-  inputs.gpu_in_use = inputs.cuda_build.cuda && inputs.machine_has_gpu &&
-                      std::find(devices.begin(), devices.end(), "none") == devices.end();
+  inputs.gpus_hidden = plan::gpus_hidden(devices, context.env.get("CUDA_VISIBLE_DEVICES"));
+  inputs.gpu_in_use = inputs.cuda_build.cuda && inputs.machine_has_gpu && !inputs.gpus_hidden;
   inputs.repack_features =
       launch_repack_features(context.sysroot, d.server_path, d.model,
                              plan::parse_repack_options(d.built.command.argv), inputs.gpu_in_use);

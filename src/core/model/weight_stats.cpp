@@ -105,6 +105,7 @@ void apply_weight_stats(const std::vector<const gguf::GgufFile*>& files, ModelFa
         span.file = static_cast<std::uint32_t>(file_index);
         span.offset = tensor.offset;
         span.bytes = tensor.bytes;
+        span.name = tensor.name;
         span.type = tensor.type;
         span.rows = tensor.shape[1];
         span.use = weight_use(tensor);

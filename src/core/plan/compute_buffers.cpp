@@ -4,6 +4,7 @@
 #include <array>
 
 #include "gb10tune/plan/layer_graph.hpp"
+#include "gb10tune/plan/split_copies.hpp"
 
 namespace gb10tune::plan {
 
@@ -91,6 +92,32 @@ std::uint64_t rotation_inputs(const model::ModelFacts& model, const GraphShape& 
   return 0;
 }
 
+// What the CUDA_Host buffer holds above the inputs: the token lookup (n_embd × n_tokens),
+// freed once the GPU has its copy; under partial offload the CPU blocks' K and V (f32) that the
+// CPU writes into their cache go into that hole, and a last block and head left to the CPU (too
+// few output rows for op offload) compute their rows there, the logits last.
+std::uint64_t cpu_side_peak(const model::ModelFacts& model, const GraphShape& shape,
+                            std::uint64_t tokens, std::uint64_t outputs, bool mtp_graph) {
+  const std::uint64_t embd = model.embedding_length;
+  std::uint64_t peak = embd * tokens * kF32;
+  if (mtp_graph || shape.host_blocks == 0 || tokens < kOpOffloadMinRows) {
+    return peak;
+  }
+  for (const model::LayerFacts& layer : model.layers) {
+    if (!layer.mtp && layer.index < shape.host_blocks) {
+      peak = std::max<std::uint64_t>(
+          peak, (std::uint64_t{layer.k_width} + layer.v_width) * tokens * kF32);
+    }
+  }
+  if (shape.host_blocks >= model.main_layer_count && outputs < kOpOffloadMinRows) {
+    const std::uint64_t ff =
+        std::max(model.ffn_width, model.expert_ffn_width * std::max(1u, model.expert_used_count));
+    const std::uint64_t logits = shape.host_output ? model.vocab_size * outputs * kF32 : 0;
+    peak = std::max(peak, (2 * embd + 3 * ff) * outputs * kF32 + logits);
+  }
+  return peak;
+}
+
 }  // namespace
 
 std::uint32_t server_outputs_max(std::uint32_t batch, std::uint32_t slots,
@@ -119,8 +146,9 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   // The main graph always holds llm_graph_input_embd's `embd` (build_inp_embd selects between
   // it and the token lookup); the MTP graph (qwen35.cpp graph_mtp) leaves that one out of the
   // graph and takes the target's hidden state `h` instead: one [n_embd, n_tokens] either way.
-  std::uint64_t inputs =
-      tokens * kI32 + row + tokens * kI32 * (rule.positions_x4 ? 4 : 1) + outputs * kI32;
+  InputCopies copies;
+  copies.positions = tokens * kI32 * (rule.positions_x4 ? 4 : 1);
+  copies.output_ids = outputs * kI32;
   // Per-layer inputs (gemma3n.cpp / gemma4.cpp build_inp_per_layer and
   // project_per_layer_inputs), [n_embd_per_layer × n_layer, n_tokens] f32 each: two stay alive
   // through the layers (the projected sum and the slice source), two more exist only while
@@ -128,7 +156,7 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   // gemma3n of 25 layers, n_embd_per_layer 256, ubatch 512: +49.0 MiB with flash attention,
   // +24.4 MiB without (where the attention scores outgrow the transient pair).
   const std::uint64_t per_layer_input = model.per_layer_input_width * tokens * kF32;
-  inputs += 2 * per_layer_input;
+  std::uint64_t inputs = 2 * per_layer_input;
   const std::uint64_t mask_elem = shape.flash_attention ? 2 : 4;
   bool any_full = false;
   bool any_swa = false;
@@ -143,12 +171,17 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   }
   const std::uint64_t v_index = shape.flash_attention ? tokens * kI64 : tokens * v_width_max * kI64;
   if (any_full) {
-    inputs += shape.full_cells * tokens * mask_elem + tokens * kI64 + v_index;
+    copies.masks += shape.full_cells * tokens * mask_elem;
+    copies.k_indices += tokens * kI64;
+    copies.v_indices += v_index;
   }
   if (any_swa) {
-    inputs += shape.swa_cells * tokens * mask_elem + tokens * kI64 + v_index;
+    copies.masks += shape.swa_cells * tokens * mask_elem;
+    copies.k_indices += tokens * kI64;
+    copies.v_indices += v_index;
   }
-  inputs += rotation_inputs(model, shape, mtp_graph);
+  copies.positions += rotation_inputs(model, shape, mtp_graph);
+  inputs += tokens * kI32 + row + copies.total();
 
   Peak peak;
   if (per_layer_input > 0) {
@@ -287,14 +320,14 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   // peaks above miss the allocator's fragmentation, which decides where a large MoE down
   // projection lands.
   if (!mtp_graph) {
-    const GraphInputs parts{tokens * kI32, row, inputs - tokens * kI32 - row};
+    const GraphInputs parts{tokens * kI32, row, copies};
     if (const auto replayed = replay_main_graph(model, shape, backend, tokens, outputs, parts)) {
       graph = replayed->bytes;
       buffers.peak_phase = replayed->peak_phase;
     }
   }
   if (backend == PlanBackend::cuda) {
-    buffers.compute_host = inputs + row;
+    buffers.compute_host = inputs + cpu_side_peak(model, shape, tokens, outputs, mtp_graph);
     buffers.compute_device = graph;
   } else {
     buffers.compute_host = graph;

@@ -365,10 +365,17 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   // weights and compute buffer go to its GPU, which needs a CUDA context too.
   const int mtp_device =
       model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -1;
+  // With -ngl 0 no GPU holds a layer, but the CUDA backend of the first one still runs the
+  // big-batch ops of the CPU layers (op offload): its compute buffer and CUDA context.
+  const bool none_offloaded = std::none_of(out.gpus.begin(), out.gpus.end(), [](const auto& p) {
+    return !p.layers.empty() || p.output_layer;
+  });
+  const int op_offload_device = none_offloaded && !budget.gpus.empty() ? 0 : -1;
   bool any_layers = false;
   for (std::size_t i = 0; i < out.gpus.size(); ++i) {
     DevicePart& part = out.gpus[i];
-    const bool holds_layers = !part.layers.empty() || part.output_layer;
+    const bool computes = static_cast<int>(i) == op_offload_device;
+    const bool holds_layers = !part.layers.empty() || part.output_layer || computes;
     const bool holds_projector = static_cast<int>(i) == projector_device;
     if (!holds_layers && !holds_projector) {
       continue;
@@ -381,8 +388,9 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
       part.compute_bytes += plan.buffers.mtp.compute_device;
     }
     // Measured on an H200 (docs/memory-plan.md): a device with only the output layer loads
-    // no attention kernels (CUDA loads modules lazily) and held 64 MiB less; a device with
-    // the projector alone is planned the same way (not measured).
+    // no attention kernels (CUDA loads modules lazily) and held 64 MiB less; one that only
+    // runs the CPU layers' offloaded ops (-ngl 0) held 518.5 MiB beside its compute buffer,
+    // and a device with the projector alone is planned the same way (not measured).
     constexpr std::uint64_t kOutputOnlyKernels = 64ull << 20;
     part.runtime_bytes = part.layers.empty() && plan.runtime.device > kOutputOnlyKernels
                              ? plan.runtime.device - kOutputOnlyKernels
@@ -405,6 +413,8 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   if (!any_layers) {
     // A CPU-only placement computes on the CPU: the device part of the graph is host memory.
     host.buffers_bytes += plan.buffers.main.compute_device + plan.buffers.mtp.compute_device;
+  } else if (op_offload_device >= 0) {
+    host.buffers_bytes += plan.buffers.mtp.compute_device;
   }
   host.runtime_bytes = plan.runtime.host;
   host.service_bytes = plan.runtime.host - plan.runtime.host_at_load;

@@ -102,6 +102,13 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   shape.outputs_max =
       server_outputs_max(n_batch, config.slots, config.mtp ? config.draft_n_max : 0);
   shape.state_snapshots = 1 + rollback;
+  if (config.backend == PlanBackend::cuda) {
+    // -ngl below the layer count: the first blocks (and with -ngl 0 the output layer) stay in
+    // host memory, and the scheduler copies what their offloaded ops read (split_copies.hpp).
+    const std::uint32_t first_gpu = first_gpu_layer(model.block_count, config.gpu_layers);
+    shape.host_blocks = std::min(first_gpu, model.block_count);
+    shape.host_output = first_gpu > model.block_count;
+  }
   plan.buffers.main = context_buffers(model, shape, config.backend, false);
   if (config.mtp) {
     // The target keeps every token's pre-norm hidden state for the draft (embeddings_nextn,

@@ -160,6 +160,29 @@ std::string part_line(std::string_view name, const std::string& where, std::uint
                      budget_label, verdict, where);
 }
 
+// What one GPU holds, in words: its layers and buffers, the projector alone, or (-ngl 0) the
+// CPU layers' offloaded ops alone.
+std::string gpu_where(const plan::DevicePart& g) {
+  const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+  const std::string description = g.description.empty() ? std::string("not seen") : g.description;
+  if (g.layers.empty() && !g.output_layer && g.projector_bytes > 0 && g.compute_bytes == 0) {
+    return fmt::format("the projector only ({}): mmproj {:.2f} + CUDA runtime {:.2f} MiB",
+                       description, mib(g.projector_bytes), mib(g.runtime_bytes));
+  }
+  if (g.layers.empty() && !g.output_layer && g.compute_bytes == 0) {
+    return "no layers";
+  }
+  const std::string layers = g.layers.empty() && !g.output_layer
+                                 ? std::string("no layers, the CPU layers' big batches")
+                                 : where_text(g.layers, g.output_layer);
+  return fmt::format(
+      "{} ({}): weights {:.2f} + KV/state {:.2f} + compute {:.2f} + CUDA runtime {:.2f}{} MiB",
+      layers, g.description, mib(g.weights_bytes), mib(g.cache_bytes), mib(g.compute_bytes),
+      mib(g.runtime_bytes),
+      g.projector_bytes > 0 ? fmt::format(" + mmproj {:.2f}", mib(g.projector_bytes))
+                            : std::string());
+}
+
 std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
   const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / 1048576.0; };
   std::string out = fmt::format(
@@ -167,20 +190,7 @@ std::string devices_text(const plan::DevicePlan& d, const TextStyle& style) {
       "each GPU's free memory, host buffers against MemAvailable\n",
       style.bold("per device"), d.gpu_layers, d.layer_count);
   for (const plan::DevicePart& g : d.gpus) {
-    const std::string where =
-        g.layers.empty() && !g.output_layer
-            ? (g.projector_bytes > 0
-                   ? fmt::format("the projector only ({}): mmproj {:.2f} + CUDA runtime {:.2f} MiB",
-                                 g.description.empty() ? std::string("not seen") : g.description,
-                                 mib(g.projector_bytes), mib(g.runtime_bytes))
-                   : std::string("no layers"))
-            : fmt::format(
-                  "{} ({}): weights {:.2f} + KV/state {:.2f} + compute {:.2f} + CUDA "
-                  "runtime {:.2f}{} MiB",
-                  where_text(g.layers, g.output_layer), g.description, mib(g.weights_bytes),
-                  mib(g.cache_bytes), mib(g.compute_bytes), mib(g.runtime_bytes),
-                  g.projector_bytes > 0 ? fmt::format(" + mmproj {:.2f}", mib(g.projector_bytes))
-                                        : std::string());
+    const std::string where = gpu_where(g);
     out += part_line(g.name, where, g.total_bytes, g.available_bytes, g.margin_bytes, g.fits,
                      "(free − GPU reserve)", style);
   }
