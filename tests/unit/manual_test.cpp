@@ -122,7 +122,7 @@ TEST(ManualCompletion, ZshAndFishKnowTheSame) {
   EXPECT_TRUE(has_text(fish,
                        "complete -c gb10tune -n '__gb10tune_command_is \\'bench server\\'' "
                        "-l goal -x -a 'decode throughput' -d 'What to optimise'"));
-  EXPECT_TRUE(has_text(fish, "-s m -l model -r -a '(__fish_complete_suffix .gguf)'"));
+  EXPECT_TRUE(has_text(fish, "-s m -l model -x -a '(__fish_complete_suffix .gguf)'"));
   EXPECT_TRUE(has_text(fish, "-l json -d 'Print JSON'"));
 }
 

@@ -18,7 +18,7 @@ std::string command_key(const CommandEntry& command) {
 
 std::string menu_text(std::string_view description, std::size_t width) {
   std::string_view text = trim(description.substr(0, description.find('\n')));
-  const std::size_t stop = std::min({text.find(". "), text.find(": "), text.find("; ")});
+  const std::size_t stop = std::min(text.find(". "), text.find("; "));
   if (stop != std::string_view::npos) {
     text = text.substr(0, stop);
   }

@@ -45,7 +45,7 @@ std::string fish_option(const OptionEntry& option) {
       return out + " -x -a " + fish_quote(words);
     }
     case ValueKind::model_file:
-      return out + " -r -a '(__fish_complete_suffix .gguf)'";
+      return out + " -x -a '(__fish_complete_suffix .gguf)'";
     case ValueKind::path:
       return out + " -r -F";
     case ValueKind::text:
