@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh "$@"
+# groff (with man-db) renders the man pages in a test; prometheus_client parses watch --metrics
+bash scripts/install_packages.sh man-db python3-prometheus-client
 build_dir=build
 for arg in "$@"; do [ "$arg" = --sanitize ] && build_dir=build-asan; done
 cmake --build "$build_dir" -j "$(nproc)"  # the tests, the stand-in server and the benchmarks
