@@ -124,6 +124,15 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
   if (line->version) {
     return to_int(print_version(ctx, line->json));
   }
+  if (line->json && !ctx.command.empty()) {
+    return to_int(report_failure(
+        ctx,
+        Error{fmt::format("--json before the command goes with --version only; put it after the "
+                          "command: gb10tune {} --json",
+                          ctx.command),
+              ExitCode::usage},
+        ctx.command == kJsonLinesCommand));
+  }
   if (!line->sysroot.empty()) {
     ctx.sysroot = platform::Sysroot(line->sysroot);
   }

@@ -47,6 +47,11 @@ TEST(CliApp, VersionAsJsonNamesTheBuildAndNvml) {
   EXPECT_FALSE(doc["nvml"]["detail"].get<std::string>().empty());
   // The global --json means nothing without --version: a command is still required.
   EXPECT_EQ(run_binary({"--json"}).exit_code, 2);
+  const auto misplaced = run_binary({"--json", "probe"});
+  EXPECT_EQ(misplaced.exit_code, 2) << misplaced.out;
+  EXPECT_NE(misplaced.out.find("put it after the command: gb10tune probe --json"),
+            std::string::npos)
+      << misplaced.out;
 }
 
 TEST(CliApp, UsageErrorsExitTwo) {
