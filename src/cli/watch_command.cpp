@@ -7,16 +7,15 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/platform/child_process.hpp"
-#include "gb10tune/platform/http_listener.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/watch/supervisor.hpp"
 #include "gb10tune/watch/watch_events.hpp"
-#include "gb10tune/watch/watch_metrics.hpp"
 #include "gb10tune/watch/watch_setup.hpp"
 #include "gb10tune/watch/watch_units.hpp"
 #include "number_option.hpp"
 #include "size_option.hpp"
+#include "watch_outputs.hpp"
 
 namespace gb10tune::cli {
 
@@ -40,42 +39,8 @@ struct WatchOptions {
   int verify_every_min = 15;
   std::string unit_dir;
   std::string replay_meminfo;  // hidden: a folder of meminfo files, one per sample
-  std::string metrics;         // --metrics ADDR:PORT
+  WatchOutputOptions outputs;  // --metrics, --notify, --notify-format
 };
-
-// --metrics: the board the watch feeds and the listener that serves it; both empty without it.
-struct MetricsServing {
-  std::shared_ptr<watch::MetricsBoard> board;
-  std::unique_ptr<platform::HttpListener> listener;
-};
-
-// Starts serving /metrics at the address of --metrics; a usage Error naming it.
-Expected<MetricsServing> start_metrics(const std::string& address, watch::Thresholds thresholds,
-                                       std::uint64_t plan_bytes) {
-  MetricsServing serving;
-  if (address.empty()) {
-    return serving;
-  }
-  const auto where = watch::parse_metrics_address(address);
-  if (!where) {
-    return where.error();
-  }
-  serving.board = std::make_shared<watch::MetricsBoard>(thresholds, plan_bytes);
-  auto listener = platform::HttpListener::start(
-      std::string(bare_host(where->host)), where->port,
-      [board = serving.board](std::string_view path) {
-        if (path != "/metrics") {
-          return platform::HttpAnswer{404, "text/plain; charset=utf-8", "only /metrics here\n"};
-        }
-        return platform::HttpAnswer{200, "text/plain; version=0.0.4; charset=utf-8",
-                                    board->exposition()};
-      });
-  if (!listener) {
-    return Error{"--metrics: " + listener.error().message, ExitCode::usage};
-  }
-  serving.listener = std::move(*listener);
-  return serving;
-}
 
 // The bytes of a size option, nullopt when it was not given; a usage Error naming it.
 Expected<std::optional<std::uint64_t>> given_size(const char* option, const std::string& value) {
@@ -208,22 +173,14 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   if (!meminfo) {
     return report_failure(ctx, meminfo.error(), true);
   }
-  const auto metrics =
-      start_metrics(o.metrics, *thresholds, *first ? (*first)->record.expected_load_bytes : 0);
-  if (!metrics) {
-    return report_failure(ctx, metrics.error(), true);
+  const auto outputs = start_watch_outputs(o.outputs, *thresholds,
+                                           *first ? (*first)->record.expected_load_bytes : 0);
+  if (!outputs) {
+    return report_failure(ctx, outputs.error(), true);
   }
   watch::SteadyWatchClock clock;
-  auto print = event_printer(ctx, o.json);
-  std::function<void(const watch::Event&)> emit = print;
-  std::function<void(const watch::Sample&)> on_sample;
-  if (const auto board = metrics->board) {
-    emit = [board, print](const watch::Event& event) {
-      board->event(event);
-      print(event);
-    };
-    on_sample = [board](const watch::Sample& sample) { board->sample(sample); };
-  }
+  const auto emit = watch_emitter(*outputs, event_printer(ctx, o.json), ctx.now_iso8601);
+  const auto on_sample = watch_sample_sink(*outputs);
   watch::Supervisor supervisor(
       supervisor_options(o, *thresholds),
       {ctx.sysroot, paths, ctx.env, &control, &clock, emit, ctx.now_iso8601, on_sample},
@@ -291,11 +248,21 @@ Runner setup_watch(CLI::App& app) {
                   "With --print systemd: write the unit files into DIR (e.g. "
                   "~/.config/systemd/user)")
       ->option_text("DIR");
-  sub->add_option("--metrics", o->metrics,
+  sub->add_option("--metrics", o->outputs.metrics,
                   "Serve the watch's figures to Prometheus at http://ADDR:PORT/metrics "
                   "(MemAvailable, swap, the server's RSS and GPU memory, the thresholds, the "
                   "plan, warnings, stops and restarts); PORT alone binds 127.0.0.1")
       ->option_text("[ADDR:]PORT");
+  sub->add_option("--notify", o->outputs.notify,
+                  "POST a JSON event to this http:// URL at every edge: the start (a heartbeat), "
+                  "a warning and its clearing, a stop, a restart, giving up; from a thread of its "
+                  "own with 3 tries, so a receiver that hangs never delays a sample")
+      ->option_text("URL");
+  sub->add_option("--notify-format", o->outputs.notify_format,
+                  "The body --notify posts: generic (the event's JSON), slack ({\"text\": …}) or "
+                  "discord ({\"content\": …}) [default generic]")
+      ->check(CLI::IsMember({"generic", "slack", "discord"}))
+      ->option_text("generic|slack|discord");
   sub->add_option("--replay-meminfo", o->replay_meminfo,
                   "Read MemAvailable from the files of DIR in name order, one per sample")
       ->group("");  // hidden: tests

@@ -9,7 +9,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "gb10tune/util/host_port.hpp"
 
@@ -19,29 +21,62 @@ namespace {
 
 constexpr int kPollMs = 200;  // how often the serving thread looks at m_stop
 constexpr auto kClientDeadline = std::chrono::seconds(2);  // a whole request, read and answered
-constexpr std::size_t kMaxRequest = 8192;
+constexpr std::size_t kMaxRequest = 8192;                  // the request line and headers
+constexpr std::size_t kMaxBody = 64 * 1024;
 
-// The request's head (up to the blank line), read within the deadline; "" when the client
-// stalls, floods or closes first.
-std::string read_request_head(int fd) {
-  const auto deadline = std::chrono::steady_clock::now() + kClientDeadline;
-  std::string head;
-  while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0 ||
-        head.size() >= kMaxRequest) {
-      return "";
-    }
-    char buffer[1024];
-    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) {
-      return "";
-    }
-    head.append(buffer, static_cast<std::size_t>(n));
+// Appends what arrives next to `text` before `deadline`; false when the client stalls or closes.
+bool receive_more(int fd, std::string& text, std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  pollfd p{fd, POLLIN, 0};
+  if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+    return false;
   }
-  return head;
+  char buffer[4096];
+  const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+  if (n <= 0) {
+    return false;
+  }
+  text.append(buffer, static_cast<std::size_t>(n));
+  return true;
+}
+
+// The Content-Length of a request head; 0 when there is none.
+std::size_t content_length(std::string_view head) {
+  std::string lower(head);
+  for (char& c : lower) {
+    c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
+  const std::size_t at = lower.find("\ncontent-length:");
+  return at == std::string::npos ? 0 : std::strtoull(lower.c_str() + at + 16, nullptr, 10);
+}
+
+// The request (method, path, body), read within the deadline and the size bounds; nullopt when
+// the client stalls, floods, closes first or does not speak HTTP.
+std::optional<HttpRequest> read_request(int fd) {
+  const auto deadline = std::chrono::steady_clock::now() + kClientDeadline;
+  std::string text;
+  std::size_t head_end = std::string::npos;
+  while ((head_end = text.find("\r\n\r\n")) == std::string::npos) {
+    if (text.size() >= kMaxRequest || !receive_more(fd, text, deadline)) {
+      return std::nullopt;
+    }
+  }
+  const std::string_view head = std::string_view(text).substr(0, head_end);
+  const std::size_t length = content_length(head);
+  const std::size_t method_end = head.find(' ');
+  if (length > kMaxBody || method_end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  while (text.size() < head_end + 4 + length) {
+    if (!receive_more(fd, text, deadline)) {
+      return std::nullopt;
+    }
+  }
+  const std::size_t path_end = head.find_first_of(" ?\r", method_end + 1);
+  return HttpRequest{std::string(head.substr(0, method_end)),
+                     std::string(head.substr(method_end + 1, path_end - method_end - 1)),
+                     text.substr(head_end + 4, length)};
 }
 
 void send_answer(int fd, const HttpAnswer& answer) {
@@ -146,19 +181,10 @@ void HttpListener::serve() {
     if (!client.valid()) {
       continue;
     }
-    const std::string head = read_request_head(client.get());
-    if (head.empty()) {
-      continue;
+    const auto request = read_request(client.get());
+    if (request) {
+      send_answer(client.get(), m_handler(*request));
     }
-    // "GET /metrics HTTP/1.1": the method, then the path up to a space or a query.
-    const std::size_t path_start = head.find(' ');
-    const std::size_t path_end = head.find_first_of(" ?\r\n", path_start + 1);
-    if (head.compare(0, 4, "GET ") != 0 || path_start == std::string::npos) {
-      send_answer(client.get(), HttpAnswer{405, "text/plain; charset=utf-8", "only GET\n"});
-      continue;
-    }
-    send_answer(client.get(), m_handler(std::string_view(head).substr(path_start + 1,
-                                                                      path_end - path_start - 1)));
   }
 }
 

@@ -88,7 +88,7 @@ TEST(CliWatchMetrics, APortInUseIsAUsageErrorNamingIt) {
   TempDir dir;
   ScopedEnv state{"XDG_STATE_HOME", dir.path().string()};
   auto taken = platform::HttpListener::start(
-      "127.0.0.1", 0, [](std::string_view) { return platform::HttpAnswer{}; });
+      "127.0.0.1", 0, [](const platform::HttpRequest&) { return platform::HttpAnswer{}; });
   ASSERT_TRUE(taken);
   const std::string port = std::to_string((*taken)->port());
   const CliResult result = run_binary({"watch", "--wait", "--once", "--metrics", port});

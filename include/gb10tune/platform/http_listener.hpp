@@ -1,6 +1,7 @@
-// A very small HTTP/1.0 server for `watch --metrics`: answers GET requests from a handler on a
-// thread of its own, one connection at a time, each bounded in time and size, so that a client
-// that stalls costs it at most its deadline and never touches the caller's thread.
+// A very small HTTP/1.0 server for `watch --metrics` (and the tests' webhook receivers): answers
+// GET and POST requests from a handler on a thread of its own, one connection at a time, each
+// bounded in time and size, so that a client that stalls costs it at most its deadline and
+// never touches the caller's thread.
 #pragma once
 
 #include <atomic>
@@ -15,7 +16,14 @@
 
 namespace gb10tune::platform {
 
-// What the handler answers for a path.
+// A request as the handler sees it.
+struct HttpRequest {
+  std::string method;  // "GET", "POST"
+  std::string path;    // "/metrics", without the query
+  std::string body;    // by Content-Length, at most 64 KiB
+};
+
+// What the handler answers.
 struct HttpAnswer {
   int status = 200;  // 200 or 404
   std::string content_type = "text/plain; charset=utf-8";
@@ -25,7 +33,7 @@ struct HttpAnswer {
 // Listens on a numeric address and port until destroyed. Not copyable.
 class HttpListener {
  public:
-  using Handler = std::function<HttpAnswer(std::string_view path)>;
+  using Handler = std::function<HttpAnswer(const HttpRequest& request)>;
 
   // Binds `address` (IPv4 or IPv6, numeric) and `port` (0: any free port) and starts serving.
   // An Error (ExitCode::usage) naming ADDRESS:PORT and the reason when the address is not
