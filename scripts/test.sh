@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh "$@"
+# groff (with man-db) renders the man pages in a test; prometheus_client parses watch --metrics
+bash scripts/install_packages.sh man-db python3-prometheus-client
 if [ "${GB10TUNE_CHROMIUM:-0}" = 1 ]; then
   bash scripts/install_packages.sh chromium
   export GB10TUNE_REQUIRE_CHROMIUM=1

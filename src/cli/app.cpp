@@ -17,6 +17,7 @@
 #include "stop_command.hpp"
 #include "tune_command.hpp"
 #include "verify_command.hpp"
+#include "version_output.hpp"
 #include "watch_command.hpp"
 
 namespace gb10tune::cli {
@@ -69,9 +70,12 @@ bool json_asked(int argc, const char* const* argv) {
 
 std::unique_ptr<CommandLine> make_command_line() {
   auto line = std::unique_ptr<CommandLine>(
-      new CommandLine{CLI::App{std::string(kDescription), "gb10tune"}, {}, {}});
+      new CommandLine{CLI::App{std::string(kDescription), "gb10tune"}, {}, false, false, {}});
   CLI::App& app = line->app;
-  app.set_version_flag("--version", fmt::format("{} {}", kToolName, kToolVersion));
+  app.add_flag("--version", line->version,
+               "Print the version, the build (type, CUDA and its architectures) and whether NVML "
+               "loads, then exit");
+  app.add_flag("--json", line->json, "With --version: print it as one JSON document");
   std::string footer = exit_code_footer({{ExitCode::ok},
                                          {ExitCode::failed},
                                          {ExitCode::usage},
@@ -108,7 +112,7 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
     *ctx.out << out.str();
     *ctx.err << err.str();
     if (rc == 0) {
-      return to_int(ExitCode::ok);  // --help, --version
+      return to_int(ExitCode::ok);  // --help
     }
     if (ctx.json) {
       const auto doc = report::failure_document(ctx.command, to_int(ExitCode::usage), e.what());
@@ -118,6 +122,18 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
     return to_int(ExitCode::usage);
   }
 
+  if (line->version) {
+    return to_int(print_version(ctx, line->json));
+  }
+  if (line->json && !ctx.command.empty()) {
+    return to_int(report_failure(
+        ctx,
+        Error{fmt::format("--json before the command goes with --version only; put it after the "
+                          "command: gb10tune {} --json",
+                          ctx.command),
+              ExitCode::usage},
+        ctx.command == kJsonLinesCommand));
+  }
   if (!line->sysroot.empty()) {
     ctx.sysroot = platform::Sysroot(line->sysroot);
   }

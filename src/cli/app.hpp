@@ -16,7 +16,9 @@ namespace gb10tune::cli {
 // Built afresh for each run; tests walk it to check option names and help.
 struct CommandLine {
   CLI::App app;
-  std::string sysroot;  // the hidden global --sysroot
+  std::string sysroot;   // the hidden global --sysroot
+  bool version = false;  // --version
+  bool json = false;     // the global --json (with --version)
   std::vector<std::pair<CLI::App*, Runner>> commands;
 };
 

@@ -15,6 +15,7 @@
 #include "gb10tune/watch/watch_units.hpp"
 #include "number_option.hpp"
 #include "size_option.hpp"
+#include "watch_outputs.hpp"
 
 namespace gb10tune::cli {
 
@@ -38,6 +39,7 @@ struct WatchOptions {
   int verify_every_min = 15;
   std::string unit_dir;
   std::string replay_meminfo;  // hidden: a folder of meminfo files, one per sample
+  WatchOutputOptions outputs;  // --metrics, --notify, --notify-format
 };
 
 // The bytes of a size option, nullopt when it was not given; a usage Error naming it.
@@ -171,10 +173,17 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   if (!meminfo) {
     return report_failure(ctx, meminfo.error(), true);
   }
+  const auto outputs = start_watch_outputs(o.outputs, *thresholds,
+                                           *first ? (*first)->record.expected_load_bytes : 0);
+  if (!outputs) {
+    return report_failure(ctx, outputs.error(), true);
+  }
   watch::SteadyWatchClock clock;
+  const auto emit = watch_emitter(*outputs, event_printer(ctx, o.json), ctx.now_iso8601);
+  const auto on_sample = watch_sample_sink(*outputs);
   watch::Supervisor supervisor(
       supervisor_options(o, *thresholds),
-      {ctx.sysroot, paths, ctx.env, &control, &clock, event_printer(ctx, o.json), ctx.now_iso8601},
+      {ctx.sysroot, paths, ctx.env, &control, &clock, emit, ctx.now_iso8601, on_sample},
       watch::Sampler(ctx.sysroot, std::move(*meminfo),
                      watch::gpu_bytes_source(ctx.gpu, ctx.sysroot)));
   const auto end = supervisor.run(*first);
@@ -239,6 +248,21 @@ Runner setup_watch(CLI::App& app) {
                   "With --print systemd: write the unit files into DIR (e.g. "
                   "~/.config/systemd/user)")
       ->option_text("DIR");
+  sub->add_option("--metrics", o->outputs.metrics,
+                  "Serve the watch's figures to Prometheus at http://ADDR:PORT/metrics "
+                  "(MemAvailable, swap, the server's RSS and GPU memory, the thresholds, the "
+                  "plan, warnings, stops and restarts); PORT alone binds 127.0.0.1")
+      ->option_text("[ADDR:]PORT");
+  sub->add_option("--notify", o->outputs.notify,
+                  "POST a JSON event to this http:// URL at every edge: the start (a heartbeat), "
+                  "a warning and its clearing, a stop, a restart, giving up; from a thread of its "
+                  "own with 3 tries, so a receiver that hangs never delays a sample")
+      ->option_text("URL");
+  sub->add_option("--notify-format", o->outputs.notify_format,
+                  "The body --notify posts: generic (the event's JSON), slack ({\"text\": …}) or "
+                  "discord ({\"content\": …}) [default generic]")
+      ->check(CLI::IsMember({"generic", "slack", "discord"}))
+      ->option_text("generic|slack|discord");
   sub->add_option("--replay-meminfo", o->replay_meminfo,
                   "Read MemAvailable from the files of DIR in name order, one per sample")
       ->group("");  // hidden: tests

@@ -28,7 +28,30 @@ TEST(CliApp, SubcommandHelpReadsWell) {
 TEST(CliApp, VersionPrintsNameAndVersion) {
   const auto result = run_binary({"--version"});
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_NE(result.out.find("gb10tune 0.1.0"), std::string::npos);
+  EXPECT_EQ(result.out.rfind("gb10tune 0.1.0", 0), 0U) << result.out;
+  EXPECT_NE(result.out.find("\n  build type   "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("\n  CUDA         "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("\n  NVML         "), std::string::npos) << result.out;
+}
+
+TEST(CliApp, VersionAsJsonNamesTheBuildAndNvml) {
+  const auto result = run_binary({"--version", "--json"});
+  EXPECT_EQ(result.exit_code, 0);
+  const auto doc = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << result.out;
+  EXPECT_EQ(doc["command"], "version");
+  EXPECT_EQ(doc["build"]["project_version"], "0.1.0");
+  EXPECT_TRUE(doc["build"]["cuda"].is_boolean());
+  EXPECT_TRUE(doc["build"]["cuda_architectures"].is_array());
+  EXPECT_TRUE(doc["nvml"]["loaded"].is_boolean());
+  EXPECT_FALSE(doc["nvml"]["detail"].get<std::string>().empty());
+  // The global --json means nothing without --version: a command is still required.
+  EXPECT_EQ(run_binary({"--json"}).exit_code, 2);
+  const auto misplaced = run_binary({"--json", "probe"});
+  EXPECT_EQ(misplaced.exit_code, 2) << misplaced.out;
+  EXPECT_NE(misplaced.out.find("put it after the command: gb10tune probe --json"),
+            std::string::npos)
+      << misplaced.out;
 }
 
 TEST(CliApp, UsageErrorsExitTwo) {

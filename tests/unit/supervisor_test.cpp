@@ -85,7 +85,8 @@ struct SupervisorRig {
                           &control,
                           &clock,
                           [this](const Event& event) { events.push_back(event); },
-                          [] { return std::string("2026-12-01T10:00:00Z"); }};
+                          [] { return std::string("2026-12-01T10:00:00Z"); },
+                          {}};
     Supervisor supervisor(options, std::move(world),
                           Sampler(platform::Sysroot(root.path()), std::move(meminfo), {}));
     return supervisor.run(std::move(first));

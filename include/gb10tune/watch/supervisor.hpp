@@ -42,8 +42,9 @@ struct SupervisorWorld {
   platform::Environment caller_env;  // a server's environment when its own cannot be read
   ServerControl* control = nullptr;
   WatchClock* clock = nullptr;
-  std::function<void(const Event&)> emit;    // receives every event, in order
-  std::function<std::string()> now_iso8601;  // a restarted server's launched_at; may be empty
+  std::function<void(const Event&)> emit;        // receives every event, in order
+  std::function<std::string()> now_iso8601;      // a restarted server's launched_at; may be empty
+  std::function<void(const Sample&)> on_sample;  // receives every sample (--metrics); may be empty
 };
 
 // A server being watched, and what starting it again needs.

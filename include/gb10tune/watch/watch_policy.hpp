@@ -32,9 +32,11 @@ struct RestartPolicy {
 
 // One reading of the machine and the server.
 struct Sample {
-  double t_s = 0;                     // seconds on a monotonic clock
-  std::uint64_t available_bytes = 0;  // MemAvailable
-  bool server_running = false;        // the watched server's process exists (not a zombie)
+  double t_s = 0;                      // seconds on a monotonic clock
+  std::uint64_t available_bytes = 0;   // MemAvailable
+  std::uint64_t swap_total_bytes = 0;  // SwapTotal (for --metrics)
+  std::uint64_t swap_used_bytes = 0;   // SwapTotal − SwapFree
+  bool server_running = false;         // the watched server's process exists (not a zombie)
   std::optional<std::uint64_t> server_rss_bytes;
   std::optional<std::uint64_t> server_gpu_bytes;  // NVML's per-process figure, where there is one
 };

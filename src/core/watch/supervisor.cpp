@@ -344,6 +344,9 @@ std::optional<Expected<ExitCode>> Supervisor::step(double t_s) {
     return Expected<ExitCode>(
         Error{"MemAvailable cannot be read: " + sample.error().message, ExitCode::failed});
   }
+  if (m_world.on_sample) {
+    m_world.on_sample(*sample);
+  }
   if (m_server && !sample->server_running) {
     if (auto end = server_vanished(t_s, *sample)) {
       return *end;

@@ -71,6 +71,9 @@ Expected<Sample> Sampler::take(double t_s, const WatchedProcess& server) const {
   Sample sample;
   sample.t_s = t_s;
   sample.available_bytes = memory->available_bytes;
+  sample.swap_total_bytes = memory->swap_total_bytes;
+  sample.swap_used_bytes =
+      memory->swap_total_bytes - std::min(memory->swap_free_bytes, memory->swap_total_bytes);
   sample.server_running = running(server);
   if (sample.server_running) {
     if (const auto rss = sys::read_process_memory(m_root, server.pid)) {

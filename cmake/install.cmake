@@ -1,0 +1,49 @@
+# The manual generated from the option tables, the install layout (GNUInstallDirs) and the
+# Debian package (CPack). Included by the top-level CMakeLists.txt after the gb10tune target.
+include(GNUInstallDirs)
+
+# --- man pages and shell completions, generated from the CLI's own option tables ---------------
+# gb10tune_manual walks the same CLI11 tree that gb10tune parses with, so an option added to a
+# command appears in its man page and in every completion script at the next build.
+add_executable(gb10tune_manual src/cli/generate_manual.cpp)
+target_link_libraries(gb10tune_manual PRIVATE gb10tune_cli gb10tune_options)
+set(GB10TUNE_MANUAL_DIR ${CMAKE_CURRENT_BINARY_DIR}/manual)
+add_custom_command(
+  OUTPUT ${GB10TUNE_MANUAL_DIR}/generated.stamp
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${GB10TUNE_MANUAL_DIR}/man1 ${GB10TUNE_MANUAL_DIR}/completions
+  COMMAND gb10tune_manual ${GB10TUNE_MANUAL_DIR}
+  COMMAND ${CMAKE_COMMAND} -E touch ${GB10TUNE_MANUAL_DIR}/generated.stamp
+  DEPENDS gb10tune_manual
+  COMMENT "Generating the man pages and shell completions"
+  VERBATIM)
+add_custom_target(gb10tune_manual_files ALL DEPENDS ${GB10TUNE_MANUAL_DIR}/generated.stamp)
+
+# --- cmake --install ---------------------------------------------------------------------------
+install(TARGETS gb10tune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The profiles and the default workload are compiled into the binary; the files are installed
+# beside it for reading and as the starting point of a user's own profile.
+install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gb10tune/configs)
+install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(DIRECTORY ${GB10TUNE_MANUAL_DIR}/man1/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${GB10TUNE_MANUAL_DIR}/completions/gb10tune.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME gb10tune)
+install(FILES ${GB10TUNE_MANUAL_DIR}/completions/_gb10tune
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(FILES ${GB10TUNE_MANUAL_DIR}/completions/gb10tune.fish
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+
+# --- the Debian package: cpack -G DEB in the build folder ---------------------------------------
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME gb10tune)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "plan, launch, verify and benchmark llama.cpp's llama-server on NVIDIA GB10 (DGX Spark)")
+set(CPACK_PACKAGE_CONTACT "gb10tune maintainers <gb10tune@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # gb10tune_VERSION_ARCH.deb, ARCH from dpkg
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+# The dependencies come from what the binary links (dpkg-shlibdeps, from dpkg-dev).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, man-db")
+include(CPack)
