@@ -11,6 +11,7 @@
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/version.hpp"
 #include "launch_command.hpp"
+#include "plan_command.hpp"
 #include "probe_command.hpp"
 #include "rpc_command.hpp"
 #include "stop_command.hpp"
@@ -25,7 +26,7 @@ namespace {
 using Setup = Runner (*)(CLI::App&);
 
 // Every subcommand, in the order `--help` lists them.
-constexpr Setup kSubcommands[] = {setup_probe,  setup_bench, setup_launch, setup_tune,
+constexpr Setup kSubcommands[] = {setup_probe,  setup_bench, setup_launch, setup_plan, setup_tune,
                                   setup_verify, setup_stop,  setup_watch,  setup_rpc};
 
 constexpr std::string_view kDescription =
