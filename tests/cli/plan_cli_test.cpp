@@ -212,6 +212,10 @@ TEST(CliPlan, ASplitModelOverHttpReadsEveryShardsHeader) {
   const json local = f.plan_json({shards.front().string(), "--machine", "gb10"});
   ASSERT_FALSE(remote.is_null());
   EXPECT_EQ(remote["model"]["files"].size(), 3u);
+  // The later shards hold tensor infos only: one small range each.
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_LE(remote["model"]["files"][i]["bytes_read"].get<std::uint64_t>(), 256u * 1024) << i;
+  }
   EXPECT_EQ(remote["plan"].dump(), local["plan"].dump());
   std::set<std::string> paths;
   for (const auto& line : log->lines()) {

@@ -143,8 +143,9 @@ class HeaderSource {
   virtual ~HeaderSource() = default;
   // The whole file's size in bytes.
   virtual std::uint64_t size() const = 0;
-  // Copies up to `count` bytes at `offset` (< size()) to `out`; the number copied (> 0). An
-  // Error with the reason (without the file's name) when they cannot be had.
+  // Copies up to `count` bytes at `offset` (< size()) to `out`; the number copied (> 0; fewer
+  // than `count` when only those are at hand, and the reader asks again past them). An Error
+  // with the reason (without the file's name) when they cannot be had.
   virtual Expected<std::size_t> read_at(std::uint64_t offset, void* out, std::size_t count) = 0;
 };
 

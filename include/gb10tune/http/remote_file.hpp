@@ -55,8 +55,9 @@ class RemoteFile final : public gguf::HeaderSource {
   static Expected<RemoteFile> open(const std::string& url, const RemoteOptions& options);
 
   std::uint64_t size() const override { return m_size; }
-  // Serves bytes fetched before, or fetches more (at least double what is held, within the
-  // limits). An Error past limits.max_bytes or for a failed request.
+  // Serves bytes held (up to the end of what is held), or, at an offset past them, fetches
+  // more (at least double what is held, within the limits). An Error past limits.max_bytes or
+  // for a failed request.
   Expected<std::size_t> read_at(std::uint64_t offset, void* out, std::size_t count) override;
 
   // The URL the file was found at, after redirects.

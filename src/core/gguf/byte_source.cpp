@@ -33,6 +33,11 @@ Status ByteSource::fill_window() {
       return Error{"the file ended early (was it changed while being read?)"};
     }
     got += *n;
+    if (m_remote != nullptr) {
+      // A remote source serves what it holds: the window is that much, so that it fetches
+      // more only when the parser reads past it.
+      break;
+    }
   }
   m_window_start = m_position;
   m_window_size = got;

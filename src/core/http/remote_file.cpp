@@ -321,9 +321,9 @@ Status RemoteFile::fetch_to(std::uint64_t end) {
   const std::uint64_t cap = std::min(m_size, m_options.limits.max_bytes);
   if (end > cap) {
     return Error{
-        fmt::format("the header runs past the {} this read may fetch ({} of {} fetched); "
-                    "no real model has a header that large",
-                    format_bytes(m_options.limits.max_bytes), format_bytes(fetched()), m_url)};
+        fmt::format("the header runs past the {} this read may fetch ({} fetched); no real "
+                    "model has a header that large, so the file is corrupt or hostile",
+                    format_bytes(m_options.limits.max_bytes), format_bytes(fetched()))};
   }
   const std::uint64_t from = fetched();
   const std::uint64_t to = std::min(cap, std::max(end, 2 * from));
@@ -346,11 +346,11 @@ Status RemoteFile::fetch_to(std::uint64_t end) {
 }
 
 Expected<std::size_t> RemoteFile::read_at(std::uint64_t offset, void* out, std::size_t count) {
-  const std::uint64_t end = std::min<std::uint64_t>(offset + count, m_size);
-  if (end > fetched()) {
-    if (Status got = fetch_to(end); !got) {
-      return got.error();
-    }
+  std::uint64_t end = std::min<std::uint64_t>(offset + count, m_size);
+  if (offset < fetched()) {
+    end = std::min(end, fetched());  // what is held first: more only when it is read past
+  } else if (Status got = fetch_to(end); !got) {
+    return got.error();
   }
   const std::size_t n = static_cast<std::size_t>(end - offset);
   std::memcpy(out, m_bytes.data() + offset, n);

@@ -13,6 +13,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The first range asked of a split model's later shards (no vocabulary, a few hundred tensor
+// infos at most).
+constexpr std::uint64_t kShardFirstBytes = 256 * 1024;
+
 PlannedFile planned_file(const std::string& name, const gguf::GgufFile& file) {
   PlannedFile planned;
   planned.name = name;
@@ -91,8 +95,11 @@ Expected<PlanModel> read_remote(const std::string& url, const http::RemoteOption
       return shard_urls.error();
     }
     urls = std::move(*shard_urls);
+    // The other shards' headers hold tensor infos only: a smaller first range.
+    http::RemoteOptions shard_options = options;
+    shard_options.limits.first_bytes = std::min(options.limits.first_bytes, kShardFirstBytes);
     for (std::size_t i = 1; i < urls.size(); ++i) {
-      auto shard = read_remote_file(urls[i], options);
+      auto shard = read_remote_file(urls[i], shard_options);
       if (!shard) {
         return Error{fmt::format("split model {}: shard {} of {}: {}", url, i + 1, urls.size(),
                                  shard.error().message),
