@@ -171,15 +171,22 @@ TEST(RemoteFile, GoesThroughTheProxyOfTheEnvironmentUnlessNoProxySaysOtherwise) 
   testing::HostilePeer proxy(testing::ranged_files({{"/m.gguf", path}}, log));
   RemoteOptions options = quick_remote_options();
   options.env.set("http_proxy", proxy.url());
-  auto remote = RemoteFile::open("http://models.example:8080/m.gguf", options);
+  // Port 1 of the loopback: nothing listens there, only the proxy can answer.
+  auto remote = RemoteFile::open("http://127.0.0.1:1/m.gguf", options);
   ASSERT_TRUE(remote) << remote.error().message;
   ASSERT_FALSE(log->lines().empty());
-  EXPECT_EQ(log->lines().front(), "GET http://models.example:8080/m.gguf HTTP/1.1");
-  // no_proxy: the host is reached directly (and here it does not exist).
-  options.env.set("no_proxy", "localhost,.example");
-  auto direct = RemoteFile::open("http://models.example:8080/m.gguf", options);
+  EXPECT_EQ(log->lines().front(), "GET http://127.0.0.1:1/m.gguf HTTP/1.1");
+  // no_proxy: the host is reached directly, and the connection is refused.
+  options.env.set("no_proxy", "localhost, 127.0.0.1");
+  auto direct = RemoteFile::open("http://127.0.0.1:1/m.gguf", options);
   ASSERT_FALSE(direct);
+  EXPECT_TRUE(testing::contains(direct.error().message, "no answer from http://127.0.0.1:1/m.gguf"))
+      << direct.error().message;
   EXPECT_EQ(log->requests.load(), 1);
+  // A domain suffix matches the hosts under it.
+  options.env.set("no_proxy", ".example");
+  EXPECT_TRUE(RemoteFile::open("http://127.0.0.1:1/m.gguf", options));
+  EXPECT_EQ(log->requests.load(), 2);
 }
 
 TEST(RemoteFile, SplitShardUrlsFollowLlamaCppNames) {

@@ -81,7 +81,8 @@ Expected<std::optional<FileUrl>> proxy_for(const FileUrl& url, const platform::E
   };
   const std::string proxy_var = url.scheme + "_proxy";
   const std::string proxy_upper = url.scheme == "https" ? "HTTPS_PROXY" : "";
-  for (const auto item : split(var("no_proxy", "NO_PROXY"), ',')) {
+  const std::string no_proxy = var("no_proxy", "NO_PROXY");  // split's views point into it
+  for (const auto item : split(no_proxy, ',')) {
     std::string_view host = trim(item);
     if (!host.empty() && host.front() == '.') {
       host.remove_prefix(1);
