@@ -44,7 +44,8 @@ struct DecodeCeiling {
 struct LaunchChoice {
   std::vector<std::string> argv;  // the command it would run
   std::uint32_t slots = 0;
-  std::uint64_t ctx_per_slot = 0;
+  std::uint64_t ctx_per_slot = 0;  // with kv_unified, the pool every slot may grow into
+  bool kv_unified = false;         // -kvu: one pool of ctx_per_slot cells for all slots
   std::string cache_type_k;
   std::string cache_type_v;
   bool mtp = false;

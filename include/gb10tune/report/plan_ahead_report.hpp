@@ -24,7 +24,7 @@ struct PlanAheadView {
 };
 
 // The command launch would run, with the model given by its file name (the download's
-// location is not known yet).
+// location is not known yet) and, for an assumed build, "llama-server" as the program.
 std::vector<std::string> planned_argv(const launch::LaunchChoice& choice);
 
 // The text report.

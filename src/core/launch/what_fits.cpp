@@ -53,6 +53,7 @@ LaunchChoice choice_of(const LaunchPlan& p) {
   c.argv = p.draft.built.command.argv;
   c.slots = p.config.slots;
   c.ctx_per_slot = p.plan.ctx_per_slot;
+  c.kv_unified = p.config.kv_unified;
   c.cache_type_k = std::string(gguf::ggml_type_info(p.config.cache_k).name);
   c.cache_type_v = std::string(gguf::ggml_type_info(p.config.cache_v).name);
   c.mtp = p.config.mtp;

@@ -46,9 +46,12 @@ std::string choice_line(const launch::LaunchChoice& c) {
                                  ? fmt::format("{} of {} available", format_bytes(c.total_bytes),
                                                format_bytes(*c.available_bytes))
                                  : format_bytes(c.total_bytes) + ", the budget unknown";
-  return fmt::format("launch would choose {} slot(s) × {} tokens, KV {}/{}, MTP {}: {} ({}{})",
-                     c.slots, c.ctx_per_slot, c.cache_type_k, c.cache_type_v, c.mtp ? "on" : "off",
-                     budget, c.fits ? "fits" : "does not fit",
+  const std::string context =
+      c.kv_unified && c.slots > 1
+          ? fmt::format("{} slots sharing a pool of {} tokens (-kvu)", c.slots, c.ctx_per_slot)
+          : fmt::format("{} slot(s) × {} tokens", c.slots, c.ctx_per_slot);
+  return fmt::format("launch would choose {}, KV {}/{}, MTP {}: {} ({}{})", context, c.cache_type_k,
+                     c.cache_type_v, c.mtp ? "on" : "off", budget, c.fits ? "fits" : "does not fit",
                      c.fitted ? ", lowered by the fit" : "");
 }
 
@@ -56,6 +59,9 @@ std::string choice_line(const launch::LaunchChoice& c) {
 
 std::vector<std::string> planned_argv(const launch::LaunchChoice& choice) {
   std::vector<std::string> argv = choice.argv;
+  if (!argv.empty() && argv.front().find('/') == std::string::npos) {
+    argv.front() = "llama-server";  // the assumed build's label stands for no file
+  }
   for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
     if (argv[i] == "-m" || argv[i] == "--model") {
       const std::string& model = argv[i + 1];
@@ -156,6 +162,7 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
        {{"argv", planned_argv(l)},
         {"slots", l.slots},
         {"ctx_per_slot", l.ctx_per_slot},
+        {"kv_unified", l.kv_unified},
         {"cache_type_k", l.cache_type_k},
         {"cache_type_v", l.cache_type_v},
         {"mtp", l.mtp},
