@@ -11,6 +11,7 @@
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/version.hpp"
 #include "launch_command.hpp"
+#include "plan_command.hpp"
 #include "probe_command.hpp"
 #include "report_command.hpp"
 #include "rpc_command.hpp"
@@ -27,8 +28,9 @@ namespace {
 using Setup = Runner (*)(CLI::App&);
 
 // Every subcommand, in the order `--help` lists them.
-constexpr Setup kSubcommands[] = {setup_probe, setup_bench, setup_launch, setup_tune,  setup_verify,
-                                  setup_stop,  setup_watch, setup_rpc,    setup_report};
+constexpr Setup kSubcommands[] = {setup_probe, setup_bench,  setup_launch, setup_plan,
+                                  setup_tune,  setup_verify, setup_stop,   setup_watch,
+                                  setup_rpc,   setup_report};
 
 constexpr std::string_view kDescription =
     "gb10tune: tune llama.cpp's llama-server for the NVIDIA GB10 (DGX Spark) and tell the "

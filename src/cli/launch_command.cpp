@@ -9,6 +9,7 @@
 #include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/launch_session.hpp"
 #include "launch_start.hpp"
+#include "setting_options.hpp"
 
 namespace gb10tune::cli {
 
@@ -122,33 +123,6 @@ ExitCode run(LaunchOptions in, Context& ctx) {
 // from the setting's spec, so that --help cannot drift from what launch does. The value goes to
 // the request and is checked against the spec with the rest of the command line, exactly as a
 // profile's value is.
-void add_setting_options(CLI::App& sub, const std::shared_ptr<LaunchOptions>& o) {
-  for (const launch::SettingSpec& spec : launch::launch_setting_specs()) {
-    const std::string key(spec.key);
-    if (!spec.option.empty()) {
-      const std::string names(spec.option);
-      const std::string help = launch::setting_help(spec);
-      CLI::Option* option = nullptr;
-      if (spec.kind == launch::SettingKind::integer) {
-        option = sub.add_option_function<std::int64_t>(
-            names, [o, key](std::int64_t value) { o->request.values[key] = value; }, help);
-      } else if (spec.kind == launch::SettingKind::number) {
-        option = sub.add_option_function<double>(
-            names, [o, key](double value) { o->request.values[key] = value; }, help);
-      } else {
-        option = sub.add_option_function<std::string>(
-            names, [o, key](const std::string& value) { o->request.values[key] = value; }, help);
-      }
-      option->option_text(launch::setting_value_text(spec));
-    }
-    for (const launch::SettingFlag& flag : spec.flags) {
-      sub.add_flag_callback(
-          std::string(flag.name), [o, key, value = flag.value] { o->request.values[key] = value; },
-          std::string(flag.help));
-    }
-  }
-}
-
 }  // namespace
 
 Runner setup_launch(CLI::App& app) {
@@ -187,7 +161,7 @@ Runner setup_launch(CLI::App& app) {
   sub->add_option("--profile", o->request.profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");
-  add_setting_options(*sub, o);
+  add_setting_options(*sub, o->request);
   sub->add_option_function<std::int64_t>(
          "--ctx-size,-c", [o](std::int64_t value) { o->request.ctx_size = value; },
          "Context tokens of all slots together (sets --ctx-per-slot = this / slots; 0 = the "

@@ -39,6 +39,10 @@ Expected<fs::path> config_dir(const Environment& env) {
   return xdg_dir(env, "XDG_CONFIG_HOME", ".config");
 }
 
+Expected<fs::path> cache_dir(const Environment& env) {
+  return xdg_dir(env, "XDG_CACHE_HOME", ".cache");
+}
+
 Status make_private_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);

@@ -20,6 +20,12 @@ Sysroot::Sysroot(fs::path root) : m_root(std::move(root)) {
   }
 }
 
+Sysroot Sysroot::in_memory(std::string name, std::map<std::string, std::string> files) {
+  Sysroot root{fs::path("(" + name + ")")};
+  root.m_files = std::make_shared<const std::map<std::string, std::string>>(std::move(files));
+  return root;
+}
+
 fs::path Sysroot::resolve(std::string_view path) const {
   if (m_live) {
     return fs::path(path);
@@ -33,6 +39,14 @@ fs::path Sysroot::resolve(std::string_view path) const {
 
 Expected<std::string> Sysroot::read_file(std::string_view path, std::size_t max_bytes) const {
   const fs::path on_disk = resolve(path);
+  if (m_files) {
+    const auto it = m_files->find(std::string(path));
+    if (it == m_files->end()) {
+      return Error{
+          fmt::format("cannot open {}: the description has no such file", on_disk.string())};
+    }
+    return it->second.substr(0, max_bytes);
+  }
   const auto fd = open_read_only(on_disk);
   if (!fd) {
     return Error{fmt::format("cannot open {}: {}", on_disk.string(), fd.error().message)};
@@ -57,12 +71,20 @@ Expected<std::string> Sysroot::read_file(std::string_view path, std::size_t max_
 }
 
 bool Sysroot::exists(std::string_view path) const {
+  if (m_files) {
+    const std::string dir = std::string(path) + "/";
+    const auto it = m_files->lower_bound(std::string(path));
+    return it != m_files->end() && (it->first == path || it->first.starts_with(dir));
+  }
   std::error_code ec;
   return fs::exists(fs::symlink_status(resolve(path), ec));
 }
 
 Expected<std::vector<std::string>> Sysroot::list_dir(std::string_view path) const {
   const fs::path on_disk = resolve(path);
+  if (m_files) {
+    return list_described(path);
+  }
   std::error_code ec;
   fs::directory_iterator it(on_disk, ec);
   if (ec) {
@@ -73,6 +95,24 @@ Expected<std::vector<std::string>> Sysroot::list_dir(std::string_view path) cons
     names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+Expected<std::vector<std::string>> Sysroot::list_described(std::string_view path) const {
+  const std::string dir = std::string(path) + "/";
+  std::vector<std::string> names;
+  for (auto it = m_files->lower_bound(dir); it != m_files->end() && it->first.starts_with(dir);
+       ++it) {
+    const std::string name =
+        it->first.substr(dir.size(), it->first.find('/', dir.size()) - dir.size());
+    if (names.empty() || names.back() != name) {
+      names.push_back(name);
+    }
+  }
+  if (names.empty()) {
+    return Error{
+        fmt::format("cannot list {}: the description has no such folder", resolve(path).string())};
+  }
   return names;
 }
 

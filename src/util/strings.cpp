@@ -90,6 +90,14 @@ std::string format_scaled(std::uint64_t bytes, double step,
 }
 }  // namespace
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return out;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   return format_scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB"});
 }

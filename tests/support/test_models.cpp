@@ -174,6 +174,12 @@ void add_large_model_tensors(GgufWriter& w) {
 }
 
 GgufWriter large_report_model() {
+  GgufWriter w = large_report_model_metadata();
+  add_large_model_tensors(w);
+  return w;
+}
+
+GgufWriter large_report_model_metadata() {
   GgufWriter w = report_model();
   std::vector<std::string> tokens;
   std::vector<std::int32_t> types;
@@ -183,7 +189,6 @@ GgufWriter large_report_model() {
   }
   w.add("tokenizer.ggml.tokens", gguf_string_array(tokens))
       .add("tokenizer.ggml.token_type", gguf_int32_array(types));
-  add_large_model_tensors(w);
   return w;
 }
 

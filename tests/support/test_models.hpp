@@ -43,6 +43,8 @@ void add_large_model_tensors(GgufWriter& w);
 // The report's model at full size, as the benchmarks read it: report_model() with a
 // tokenizer-sized metadata section (150k tokens) and add_large_model_tensors().
 GgufWriter large_report_model();
+// large_report_model() without its tensors: the metadata and the 150k-token vocabulary.
+GgufWriter large_report_model_metadata();
 
 // Adds a tokenizer the size of the largest real ones: `tokens` tokens (tokenizer.ggml.tokens,
 // .scores, .token_type) and `merges` BPE merges (tokenizer.ggml.merges). Strings of the

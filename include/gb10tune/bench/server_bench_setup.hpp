@@ -42,6 +42,10 @@ struct RooflineSources {
   platform::Environment env;  // the state directory (probe.json)
 };
 
+// The device read bandwidth (bytes/s) of the probe saved in the state directory of `env`;
+// nullopt when there is none (no probe saved, or it ran no bandwidth bench).
+std::optional<double> saved_probe_bandwidth(const platform::Environment& env);
+
 // Bytes read per token: --model, else the launch record (same model), else the model file the
 // server reports when it is readable here; the bandwidth: --bandwidth, else the saved probe's
 // device read. A usage Error when --model cannot be read; unknown inputs stay 0.

@@ -71,6 +71,10 @@ class GgufFile {
   std::uint64_t data_size() const { return m_data_size; }
   // The memory the parser charged for this header against kMaxHeaderMemory.
   std::uint64_t memory_bytes() const { return m_memory_bytes; }
+  // True when the file read held the header but not all of the tensor data (a header-only
+  // copy, read with Completeness::header_only); file_size() is then the size the whole file
+  // has: data_offset() + data_size().
+  bool header_only() const { return m_header_only; }
 
   const std::vector<MetadataEntry>& metadata() const { return m_metadata; }
   const std::vector<TensorInfo>& tensors() const { return m_tensors; }
@@ -121,15 +125,41 @@ class GgufFile {
   std::uint64_t m_data_offset = 0;
   std::uint64_t m_data_size = 0;
   std::uint64_t m_memory_bytes = 0;
+  bool m_header_only = false;
   std::vector<MetadataEntry> m_metadata;
   std::vector<TensorInfo> m_tensors;
   std::unordered_map<std::string, std::size_t> m_key_index;
   std::unordered_map<std::string, std::size_t> m_tensor_index;
 };
 
+// What a read requires of the file: all of it (a model a server will load), or the header
+// alone (planning before a download: metadata and tensor infos, the tensor data absent).
+enum class Completeness { whole_file, header_only };
+
+// Where the bytes of a file that is not a local one come from (a remote file read with range
+// requests). The reader asks for the header's bytes only, in order, within kMaxHeaderBytes.
+class HeaderSource {
+ public:
+  virtual ~HeaderSource() = default;
+  // The whole file's size in bytes.
+  virtual std::uint64_t size() const = 0;
+  // Copies up to `count` bytes at `offset` (< size()) to `out`; the number copied (> 0; fewer
+  // than `count` when only those are at hand, and the reader asks again past them). An Error
+  // with the reason (without the file's name) when they cannot be had.
+  virtual Expected<std::size_t> read_at(std::uint64_t offset, void* out, std::size_t count) = 0;
+};
+
 // Reads the header of the GGUF file at `path` through a buffered reader (1 MiB reads, never
-// the tensor data). An Error names the file, the byte offset and the problem.
-Expected<GgufFile> read_gguf(const std::filesystem::path& path);
+// the tensor data). An Error names the file, the byte offset and the problem; with
+// `whole_file` a file too short for its tensor data is one (truncated), with `header_only` a
+// file that ends after its tensor infos is read as a header-only copy (header_only() true).
+Expected<GgufFile> read_gguf(const std::filesystem::path& path,
+                             Completeness completeness = Completeness::whole_file);
+
+// Reads the header of the file `source` stands for (never its tensor data; the file's size
+// is source.size()); `name` stands for it in messages. The Errors of read_gguf, and the
+// source's own, prefixed with the name and offset.
+Expected<GgufFile> read_gguf(HeaderSource& source, std::string_view name);
 
 // Parses a GGUF file held in memory (the fuzz target's entry point); `name` stands for it in
 // messages. Tensor data past the header must be present for the bounds checks to pass.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,32 @@ inline constexpr std::size_t kSmallAnswerBytes = std::size_t{64} << 10;
 Expected<HttpResponse> http_get(const Url& url, std::string_view path,
                                 std::chrono::milliseconds timeout,
                                 std::size_t max_bytes = kMaxAnswerBytes);
+
+// One request as it goes on the wire, for callers that build their own (range requests,
+// requests through a proxy).
+struct RawRequest {
+  std::string connect_host;  // where to connect: the server, or a proxy
+  int connect_port = 80;
+  std::string text;    // the whole request: request line, headers, blank line, body
+  std::string target;  // the URL it asks for, as messages name it
+  std::string hint;    // appended to the message of an answer that is not HTTP or too large
+};
+
+// Looks at an answer's status and headers before its body is read: an Error ends the call at
+// once with that Error (the rest of the answer is never read).
+using HeadCheck = std::function<Status(const HttpResponse&, const HttpHeaders&)>;
+
+// An answer with its headers.
+struct HttpReply {
+  HttpResponse response;
+  HttpHeaders headers;
+};
+
+// Sends `request` and reads the answer, bounded and failing like http_get; `check`, when set,
+// sees the final answer's status and headers first (also when the body it announces exceeds
+// `max_bytes`).
+Expected<HttpReply> http_exchange(const RawRequest& request, std::chrono::milliseconds timeout,
+                                  std::size_t max_bytes, const HeadCheck& check = {});
 
 // POST `body` as application/json to base_path + path; bounded and failing like http_get.
 Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gb10tune/util/expected.hpp"
 
@@ -16,6 +18,14 @@ struct HttpResponse {
   int status = 0;
   std::string body;
   std::string content_type;
+};
+
+// Every header of a response as received, the names in lower case, in order.
+struct HttpHeaders {
+  std::vector<std::pair<std::string, std::string>> items;
+
+  // The value of the first header called `name` (lower case), or "" when there is none.
+  std::string get(std::string_view name) const;
 };
 
 // Reads a response: the body by Content-Length, by chunks (Transfer-Encoding: chunked) or up to
@@ -37,6 +47,14 @@ class ResponseReader {
   bool complete() const { return m_stage == Stage::done; }
   // Bytes received so far.
   std::uint64_t received() const { return m_received; }
+  // The status and headers of the final answer, once read (before its body): a caller may
+  // stop reading an answer it does not want.
+  bool headers_read() const {
+    return m_stage != Stage::status_line && m_stage != Stage::headers && m_stage != Stage::failed;
+  }
+  const HttpResponse& head() const { return m_response; }
+  // The final answer's headers (those of interim 1xx answers are dropped).
+  const HttpHeaders& headers() const { return m_headers; }
   // The response, once complete() (moved out).
   HttpResponse take() { return std::move(m_response); }
 
@@ -72,6 +90,7 @@ class ResponseReader {
   Stage m_stage = Stage::status_line;
   Error m_error;
   HttpResponse m_response;
+  HttpHeaders m_headers;
   bool m_chunked = false;
   bool m_has_length = false;
   std::uint64_t m_length = 0;  // Content-Length, or what is left of it / of the current chunk

@@ -25,8 +25,26 @@
 #include "gb10tune/platform/sysroot.hpp"
 #include "gb10tune/report/launch_report.hpp"
 #include "gb10tune/report/node_report.hpp"
+#include "gb10tune/server/server_build.hpp"
 
 namespace gb10tune::launch {
+
+// What a plan made before a download (gb10tune plan) gives in place of the files a launch
+// reads: the model's header, read already (perhaps remotely, perhaps header-only), and the
+// flag set of a named llama-server build instead of a binary's --help.
+struct PlanStandIns {
+  ModelCandidate candidate;  // the model as a launch would pass it (-m)
+  model::ModelFacts model;
+  // The assumed build, when no binary is given (nullopt: the llama_server setting's binary is
+  // found and asked, as a launch does): its flags, the label that stands for the binary in the
+  // plan, and its backend.
+  struct Build {
+    server::ServerFlags flags;
+    std::string label;
+    server::CudaBuildFacts cuda;
+  };
+  std::optional<Build> build;
+};
 
 // What the planner may look at.
 struct PlannerContext {
@@ -37,6 +55,7 @@ struct PlannerContext {
   // Host memory a running server of ours gives back before this start (tune replaces its
   // server): added to MemAvailable, and a note says so. 0 for a launch.
   std::uint64_t freed_bytes = 0;
+  const PlanStandIns* stand_ins = nullptr;  // set: no model file or binary is read
 };
 
 // Everything a launch finds before its memory check.

@@ -190,8 +190,10 @@ Expected<std::vector<std::filesystem::path>> split_shard_paths(const std::filesy
 
 // Reads the header of the model at `path` and, for a split model (split.count > 1), the headers
 // of every other shard beside it, and describes the whole model. An Error names the file: one
-// that cannot be read, a shard given instead of the first, a missing shard.
-Expected<ModelFacts> read_model(const std::filesystem::path& path);
+// that cannot be read, a shard given instead of the first, a missing shard. With `header_only`
+// each file may be a header-only copy (gguf::read_gguf).
+Expected<ModelFacts> read_model(const std::filesystem::path& path,
+                                gguf::Completeness completeness = gguf::Completeness::whole_file);
 
 // A multimodal projector (mmproj) file: what it adds to memory.
 struct ProjectorFacts {

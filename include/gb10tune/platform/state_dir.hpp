@@ -17,6 +17,9 @@ Expected<std::filesystem::path> state_dir(const Environment& env);
 // $XDG_CONFIG_HOME/gb10tune, else $HOME/.config/gb10tune; same failure rule.
 Expected<std::filesystem::path> config_dir(const Environment& env);
 
+// $XDG_CACHE_HOME/gb10tune, else $HOME/.cache/gb10tune; same failure rule.
+Expected<std::filesystem::path> cache_dir(const Environment& env);
+
 // Creates `dir` and its parents; `dir` itself, when this call creates it, gets mode 0700 exactly
 // (whatever the umask). An existing one is left as it is: trust::ensure_private_dir judges it.
 // An Error naming the directory that cannot be created.

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,10 @@ class Sysroot {
  public:
   // A root of "/" (the default) reads the live machine.
   explicit Sysroot(std::filesystem::path root = "/");
+
+  // A described machine held in memory: `files` maps absolute paths ("/proc/meminfo") to their
+  // content; directories are the paths' parents. `name` stands for it in messages.
+  static Sysroot in_memory(std::string name, std::map<std::string, std::string> files);
 
   // True when reads go to the live machine rather than a captured tree.
   bool is_live() const { return m_live; }
@@ -35,8 +41,11 @@ class Sysroot {
   Expected<std::vector<std::string>> list_dir(std::string_view path) const;
 
  private:
+  Expected<std::vector<std::string>> list_described(std::string_view path) const;
+
   std::filesystem::path m_root;
   bool m_live;
+  std::shared_ptr<const std::map<std::string, std::string>> m_files;  // set: in memory
 };
 
 }  // namespace gb10tune::platform

@@ -23,6 +23,9 @@ std::vector<std::string_view> split_words(std::string_view text);
 // or overflow.
 std::optional<std::uint64_t> parse_u64(std::string_view text);
 
+// `text` with ASCII letters in lower case (HTTP header names, URL schemes).
+std::string ascii_lower(std::string_view text);
+
 // "1.5 GiB"-style rendering of a byte count (binary units).
 std::string format_bytes(std::uint64_t bytes);
 

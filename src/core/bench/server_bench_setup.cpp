@@ -57,7 +57,8 @@ Expected<std::uint64_t> model_bytes_per_token(const std::string& path) {
   return facts->bytes_read_per_token;
 }
 
-// The saved probe's device read bandwidth in bytes/s; nullopt when there is none.
+}  // namespace
+
 std::optional<double> saved_probe_bandwidth(const platform::Environment& env) {
   const auto dir = trust::private_state_dir(env);
   if (!dir) {
@@ -69,8 +70,6 @@ std::optional<double> saved_probe_bandwidth(const platform::Environment& env) {
   }
   return device_read_bandwidth(nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false));
 }
-
-}  // namespace
 
 Expected<RooflineInputs> roofline_inputs(const RooflineSources& sources,
                                          const std::optional<launch::LaunchRecord>& record,

@@ -12,6 +12,8 @@ ByteSource::ByteSource(std::span<const std::uint8_t> bytes)
 
 ByteSource::ByteSource(platform::Fd fd, std::uint64_t size) : m_fd(std::move(fd)), m_size(size) {}
 
+ByteSource::ByteSource(HeaderSource& source) : m_remote(&source), m_size(source.size()) {}
+
 Status ByteSource::fill_window() {
   const std::size_t want =
       static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, remaining()));
@@ -20,7 +22,10 @@ Status ByteSource::fill_window() {
   }
   std::size_t got = 0;
   while (got < want) {
-    const auto n = platform::read_at(m_fd, m_position + got, m_buffer.data() + got, want - got);
+    const std::uint64_t at = m_position + got;
+    const auto n = m_remote != nullptr
+                       ? m_remote->read_at(at, m_buffer.data() + got, want - got)
+                       : platform::read_at(m_fd, at, m_buffer.data() + got, want - got);
     if (!n) {
       return n.error();
     }
@@ -28,6 +33,11 @@ Status ByteSource::fill_window() {
       return Error{"the file ended early (was it changed while being read?)"};
     }
     got += *n;
+    if (m_remote != nullptr) {
+      // A remote source serves what it holds: the window is that much, so that it fetches
+      // more only when the parser reads past it.
+      break;
+    }
   }
   m_window_start = m_position;
   m_window_size = got;
@@ -41,7 +51,7 @@ Status ByteSource::read(void* out, std::size_t count) {
   auto* target = static_cast<std::uint8_t*>(out);
   while (count > 0) {
     if (m_position < m_window_start || m_position >= m_window_start + m_window_size) {
-      if (!m_fd.valid()) {
+      if (!windowed()) {
         throw std::logic_error("ByteSource: memory window out of range");
       }
       if (Status filled = fill_window(); !filled) {
@@ -49,7 +59,7 @@ Status ByteSource::read(void* out, std::size_t count) {
       }
     }
     const std::size_t in_window = static_cast<std::size_t>(m_position - m_window_start);
-    const std::uint8_t* from = m_fd.valid() ? m_buffer.data() : m_memory.data();
+    const std::uint8_t* from = windowed() ? m_buffer.data() : m_memory.data();
     const std::size_t chunk = std::min(count, m_window_size - in_window);
     std::memcpy(target, from + in_window, chunk);
     target += chunk;

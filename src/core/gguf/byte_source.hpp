@@ -1,5 +1,5 @@
-// Sequential reads from a GGUF file or a memory buffer. Files are read with pread in windows of
-// at most 1 MiB, so reading a header never touches the tensor data behind it.
+// Sequential reads from a GGUF file, a memory buffer or a HeaderSource. Files are read with pread
+// in windows of at most 1 MiB, so reading a header never touches the tensor data behind it.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/expected.hpp"
 
@@ -20,6 +21,8 @@ class ByteSource {
   explicit ByteSource(std::span<const std::uint8_t> bytes);
   // Reads `size` bytes from the open file `fd`, which this source owns.
   ByteSource(platform::Fd fd, std::uint64_t size);
+  // Reads through `source`, which must outlive this source.
+  explicit ByteSource(HeaderSource& source);
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
   ~ByteSource() = default;
@@ -35,9 +38,11 @@ class ByteSource {
 
  private:
   Status fill_window();
+  bool windowed() const { return m_fd.valid() || m_remote != nullptr; }
 
   std::span<const std::uint8_t> m_memory;
-  platform::Fd m_fd;  // none: reading from m_memory
+  platform::Fd m_fd;                 // none: reading from m_memory or m_remote
+  HeaderSource* m_remote = nullptr;  // set: reading through it
   std::uint64_t m_size = 0;
   std::uint64_t m_position = 0;
   std::vector<std::uint8_t> m_buffer;

@@ -13,7 +13,8 @@ namespace gb10tune::gguf {
 
 using namespace parsing;
 
-GgufParser::GgufParser(detail::ByteSource& source, std::string name) : m_source(source) {
+GgufParser::GgufParser(detail::ByteSource& source, std::string name, Completeness completeness)
+    : m_source(source), m_completeness(completeness) {
   m_file.m_source = std::move(name);
   m_file.m_file_size = source.size();
 }
@@ -212,7 +213,12 @@ Expected<GgufFile> parse_gguf(std::span<const std::uint8_t> bytes, std::string_v
   return GgufParser(source, std::string(name)).parse();
 }
 
-Expected<GgufFile> read_gguf(const std::filesystem::path& path) {
+Expected<GgufFile> read_gguf(HeaderSource& source, std::string_view name) {
+  detail::ByteSource bytes(source);
+  return GgufParser(bytes, std::string(name)).parse();
+}
+
+Expected<GgufFile> read_gguf(const std::filesystem::path& path, Completeness completeness) {
   auto fd = platform::open_read_only(path);
   if (!fd) {
     return Error{
@@ -227,7 +233,7 @@ Expected<GgufFile> read_gguf(const std::filesystem::path& path) {
         fmt::format("{} is not a regular file; give the path of a .gguf model", path.string())};
   }
   detail::ByteSource source(std::move(*fd), facts->size);
-  return GgufParser(source, path.string()).parse();
+  return GgufParser(source, path.string(), completeness).parse();
 }
 
 }  // namespace gb10tune::gguf

@@ -98,7 +98,10 @@ using parsing::Field;
 // Reads one GGUF header from a byte source into a GgufFile (its friend).
 class GgufParser {
  public:
-  GgufParser(detail::ByteSource& source, std::string name);
+  // With `header_only`, tensor data the source does not hold is not an Error (the file is a
+  // header-only copy); the offsets and sizes are checked all the same.
+  GgufParser(detail::ByteSource& source, std::string name,
+             Completeness completeness = Completeness::whole_file);
 
   // The whole header: the Error of the first part that is wrong, naming the offset.
   Expected<GgufFile> parse();
@@ -150,7 +153,12 @@ class GgufParser {
 
   Status check_data_section();
 
+  // Whether the data of a tensor ending at `end` lies past what the source holds, which only
+  // a header-only read accepts (it then marks the file header-only).
+  bool data_absent(std::uint64_t end);
+
   detail::ByteSource& m_source;
+  Completeness m_completeness;
   GgufFile m_file;
   std::uint64_t m_tensor_count = 0;
   std::uint64_t m_entry_count = 0;

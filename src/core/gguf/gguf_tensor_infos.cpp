@@ -123,7 +123,7 @@ Status GgufParser::check_data_section() {
   std::uint64_t data_offset = m_source.position();
   if (!m_file.m_tensors.empty()) {
     data_offset = align_up(data_offset, alignment);
-    if (data_offset > m_source.size()) {
+    if (data_offset > m_source.size() && !data_absent(data_offset)) {
       return fail(m_source.position(),
                   fmt::format("the data section should start at offset {}, past the end of "
                               "the file (size {}); {}",
@@ -148,7 +148,8 @@ Status GgufParser::check_data_section() {
     }
     std::uint64_t end = 0;
     if (__builtin_add_overflow(data_offset, info.offset, &end) ||
-        __builtin_add_overflow(end, info.bytes, &end) || end > m_source.size()) {
+        __builtin_add_overflow(end, info.bytes, &end) ||
+        (end > m_source.size() && !data_absent(end))) {
       return fail(info.info_offset,
                   fmt::format("tensor '{}' ({} bytes at data offset {}) runs past the end of "
                               "the file (size {}): the file is truncated; download it again",
@@ -161,7 +162,18 @@ Status GgufParser::check_data_section() {
     }
   }
   m_file.m_data_size = expected;
+  if (m_file.m_header_only) {
+    m_file.m_file_size = data_offset + expected;
+  }
   return {};
+}
+
+bool GgufParser::data_absent(std::uint64_t end) {
+  if (m_completeness != Completeness::header_only || end <= m_source.size()) {
+    return false;
+  }
+  m_file.m_header_only = true;
+  return true;
 }
 
 }  // namespace gb10tune::gguf

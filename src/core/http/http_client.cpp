@@ -47,22 +47,26 @@ Error past_deadline(const std::string& target, std::chrono::milliseconds timeout
                ExitCode::failed};
 }
 
+constexpr std::string_view kLlamaServerHint =
+    "; llama-server does not answer like this: is it llama-server that listens there?";
+
 class Call {
  public:
-  Call(const Url& url, std::string_view path, std::chrono::milliseconds timeout,
-       std::size_t max_bytes)
-      : m_target(url.to_string() + std::string(path)),
+  Call(const RawRequest& request, std::chrono::milliseconds timeout, std::size_t max_bytes)
+      : m_target(request.target),
+        m_hint(request.hint),
         m_timeout(timeout),
         m_deadline(Clock::now() + timeout),
         m_reader(max_bytes) {}
 
-  Expected<HttpResponse> run(const Url& url, std::string_view path, const std::string* body) {
-    auto connection = platform::TcpConnection::connect(url.host, url.port, m_deadline);
+  Expected<HttpReply> run(const RawRequest& request, const HeadCheck& check) {
+    auto connection =
+        platform::TcpConnection::connect(request.connect_host, request.connect_port, m_deadline);
     if (!connection) {
       return late() ? past_deadline(m_target, m_timeout, connection.error().message)
                     : no_answer(connection.error().message);
     }
-    if (auto sent = connection->send_all(request_text(url, path, body), m_deadline); !sent) {
+    if (auto sent = connection->send_all(request.text, m_deadline); !sent) {
       return late() ? past_deadline(m_target, m_timeout, "the server did not take the request")
                     : no_answer("the connection broke while sending the request");
     }
@@ -88,11 +92,18 @@ class Call {
         }
         break;
       }
-      if (auto fed = m_reader.feed(piece); !fed) {
+      const Status fed = m_reader.feed(piece);
+      if (check && m_reader.head().status >= 200 && (m_reader.headers_read() || !fed)) {
+        if (Status wanted = check(m_reader.head(), m_reader.headers()); !wanted) {
+          return wanted.error();
+        }
+      }
+      if (!fed) {
         return bad_answer(fed.error());
       }
     }
-    return m_reader.take();
+    HttpHeaders headers = m_reader.headers();
+    return HttpReply{m_reader.take(), std::move(headers)};
   }
 
  private:
@@ -115,13 +126,12 @@ class Call {
 
   // An answer too large or not HTTP.
   Error bad_answer(const Error& why) const {
-    return Error{fmt::format("the answer from {} {}; llama-server does not answer like this: is "
-                             "it llama-server that listens there?",
-                             m_target, why.message),
+    return Error{fmt::format("the answer from {} {}{}", m_target, why.message, m_hint),
                  ExitCode::failed};
   }
 
   std::string m_target;
+  std::string m_hint;
   std::chrono::milliseconds m_timeout;
   Clock::time_point m_deadline;
   ResponseReader m_reader;
@@ -166,15 +176,37 @@ Expected<Url> parse_url(std::string_view text) {
   return url;
 }
 
+Expected<HttpReply> http_exchange(const RawRequest& request, std::chrono::milliseconds timeout,
+                                  std::size_t max_bytes, const HeadCheck& check) {
+  return Call(request, timeout, max_bytes).run(request, check);
+}
+
+namespace {
+
+RawRequest server_request(const Url& url, std::string_view path, const std::string* body) {
+  return {url.host, url.port, request_text(url, path, body), url.to_string() + std::string(path),
+          std::string(kLlamaServerHint)};
+}
+
+}  // namespace
+
 Expected<HttpResponse> http_get(const Url& url, std::string_view path,
                                 std::chrono::milliseconds timeout, std::size_t max_bytes) {
-  return Call(url, path, timeout, max_bytes).run(url, path, nullptr);
+  auto reply = http_exchange(server_request(url, path, nullptr), timeout, max_bytes);
+  if (!reply) {
+    return reply.error();
+  }
+  return std::move(reply->response);
 }
 
 Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,
                                       const std::string& body, std::chrono::milliseconds timeout,
                                       std::size_t max_bytes) {
-  return Call(url, path, timeout, max_bytes).run(url, path, &body);
+  auto reply = http_exchange(server_request(url, path, &body), timeout, max_bytes);
+  if (!reply) {
+    return reply.error();
+  }
+  return std::move(reply->response);
 }
 
 }  // namespace gb10tune::http

@@ -17,14 +17,6 @@ namespace {
 // Consumed bytes are dropped from the front once this many have gathered.
 constexpr std::size_t kCompactAt = 64 * 1024;
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  });
-  return out;
-}
-
 // At most 40 characters of what the peer sent, unprintable ones as '?', for a message.
 std::string shown(std::string_view text) {
   std::string out;
@@ -159,6 +151,15 @@ bool ResponseReader::next_line(std::string_view& line) {
   return true;
 }
 
+std::string HttpHeaders::get(std::string_view name) const {
+  for (const auto& [key, value] : items) {
+    if (key == name) {
+      return value;
+    }
+  }
+  return {};
+}
+
 Status ResponseReader::on_status_line(std::string_view line) {
   // "HTTP/1.1 200 OK": the version, a space, three digits, then a space and a reason or nothing.
   const bool shaped = starts_with(line, "HTTP/1.") && line.size() >= 12 && line[8] == ' ' &&
@@ -168,6 +169,7 @@ Status ResponseReader::on_status_line(std::string_view line) {
     return fail(fmt::format("is not HTTP: it begins '{}'", shown(line)));
   }
   m_response = HttpResponse{};
+  m_headers = HttpHeaders{};
   m_response.status = static_cast<int>(*code);
   m_chunked = false;
   m_has_length = false;
@@ -182,8 +184,9 @@ Status ResponseReader::on_header(std::string_view line) {
       line.front() == '\t' || line[colon - 1] == ' ') {
     return fail(fmt::format("is not HTTP: a header line reads '{}'", shown(line)));
   }
-  const std::string name = lower(line.substr(0, colon));
+  const std::string name = ascii_lower(line.substr(0, colon));
   const std::string_view value = trim(line.substr(colon + 1));
+  m_headers.items.emplace_back(name, value);
   if (name == "content-length") {
     const auto length = parse_decimal(value);
     if (!length || (m_has_length && *length != m_length)) {
@@ -195,7 +198,8 @@ Status ResponseReader::on_header(std::string_view line) {
     // The last coding decides whether the body is chunked (RFC 9112 6.1).
     const auto comma = value.rfind(',');
     m_chunked =
-        lower(trim(comma == std::string_view::npos ? value : value.substr(comma + 1))) == "chunked";
+        ascii_lower(trim(comma == std::string_view::npos ? value : value.substr(comma + 1))) ==
+        "chunked";
   } else if (name == "content-type" && m_response.content_type.empty()) {
     m_response.content_type = std::string(value);
   }

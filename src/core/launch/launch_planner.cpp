@@ -34,7 +34,10 @@ Expected<PlanInputs> plan_inputs(const LaunchDraft& d, const LaunchSizes& sizes,
   inputs.placement = std::move(*placement);
   inputs.projector = d.projector;
   inputs.overhead_bytes = sizes.overhead;
-  inputs.cuda_build = server::detect_cuda_build(d.server_path);
+  const auto* assumed = context.stand_ins != nullptr && context.stand_ins->build
+                            ? &*context.stand_ins->build
+                            : nullptr;
+  inputs.cuda_build = assumed ? assumed->cuda : server::detect_cuda_build(d.server_path);
   inputs.machine_has_gpu = sys::nvidia_gpu_count(context.sysroot) > 0;
   inputs.backend = d.request.backend;
   // CPU repacking (plan/cpu_repack.hpp): a CUDA build with a GPU in use keeps the CPU's
@@ -46,7 +49,7 @@ Expected<PlanInputs> plan_inputs(const LaunchDraft& d, const LaunchSizes& sizes,
       launch_repack_features(context.sysroot, d.server_path, d.model,
                              plan::parse_repack_options(d.built.command.argv), inputs.gpu_in_use);
   inputs.gb10 = d.inputs.gb10;
-  inputs.build_identity = server_build_identity(d.server_path);
+  inputs.build_identity = assumed ? assumed->label : server_build_identity(d.server_path);
   inputs.rpc_workers = d.endpoints.size();
   // An architecture without layer rules: --force with an explicit --overhead plans an
   // estimate (the weights plus that overhead); anything less is refused by make_plan with the
@@ -105,6 +108,46 @@ Status apply_fit(LaunchPlan& p, const plan::PlanBudget& budget, const PlannerCon
   return {};
 }
 
+// The model's files and facts: the stand-ins' when given, else found and read.
+Status find_model(LaunchDraft& d, const LaunchRequest& request, const PlannerContext& context) {
+  if (context.stand_ins != nullptr) {
+    d.candidate = context.stand_ins->candidate;
+    d.model = context.stand_ins->model;
+    return {};
+  }
+  auto candidate = find_launch_model(resolve_settings(d.layers, request), context.env);
+  if (!candidate) {
+    return candidate.error();
+  }
+  d.candidate = std::move(*candidate);
+  auto model = read_launch_model(d.candidate);
+  if (!model) {
+    return model.error();
+  }
+  d.model = std::move(*model);
+  return {};
+}
+
+// The server binary and its flags: the assumed build's when given, else found and asked.
+Status find_server(LaunchDraft& d, const PlannerContext& context) {
+  if (context.stand_ins != nullptr && context.stand_ins->build) {
+    d.server_path = context.stand_ins->build->label;
+    d.flags = context.stand_ins->build->flags;
+    return {};
+  }
+  auto server_path = resolve_server_binary(d.settings.text("llama_server"), context.env);
+  if (!server_path) {
+    return server_path.error();
+  }
+  d.server_path = std::move(*server_path);
+  auto flags = server::read_server_flags(d.server_path);
+  if (!flags) {
+    return flags.error();
+  }
+  d.flags = std::move(*flags);
+  return {};
+}
+
 }  // namespace
 
 Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& context) {
@@ -127,16 +170,9 @@ Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& 
     context.note(NoteKind::warning, *shadowed);
   }
   // Find the model with the settings known so far.
-  auto candidate = find_launch_model(resolve_settings(d.layers, request), context.env);
-  if (!candidate) {
-    return candidate.error();
+  if (Status found = find_model(d, request, context); !found) {
+    return found.error();
   }
-  d.candidate = std::move(*candidate);
-  auto model = read_launch_model(d.candidate);
-  if (!model) {
-    return model.error();
-  }
-  d.model = std::move(*model);
   if (auto loaded = load_launch_profile(d.layers, d.model); !loaded) {
     return loaded.error();
   }
@@ -157,16 +193,9 @@ Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& 
     return projector.error();
   }
   d.projector = std::move(*projector);
-  auto server_path = resolve_server_binary(d.settings.text("llama_server"), context.env);
-  if (!server_path) {
-    return server_path.error();
+  if (Status found = find_server(d, context); !found) {
+    return found.error();
   }
-  d.server_path = std::move(*server_path);
-  auto flags = server::read_server_flags(d.server_path);
-  if (!flags) {
-    return flags.error();
-  }
-  d.flags = std::move(*flags);
   if (const auto* rpc_flag = d.flags.find("--rpc");
       !d.endpoints.empty() && (rpc_flag == nullptr || rpc_flag->removed())) {
     return Error{fmt::format("{} has no --rpc option: it was built without llama.cpp's RPC "

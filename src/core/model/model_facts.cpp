@@ -182,8 +182,9 @@ Expected<std::vector<std::filesystem::path>> split_shard_paths(const std::filesy
   return paths;
 }
 
-Expected<ModelFacts> read_model(const std::filesystem::path& path) {
-  auto first = gguf::read_gguf(path);
+Expected<ModelFacts> read_model(const std::filesystem::path& path,
+                                gguf::Completeness completeness) {
+  auto first = gguf::read_gguf(path, completeness);
   if (!first) {
     return first.error();
   }
@@ -215,7 +216,7 @@ Expected<ModelFacts> read_model(const std::filesystem::path& path) {
       return Error{fmt::format("split model {}: shard {} of {} is missing ({}); download it",
                                path.string(), i + 1, *count, shard.string())};
     }
-    auto file = gguf::read_gguf(shard);
+    auto file = gguf::read_gguf(shard, completeness);
     if (!file) {
       return Error{fmt::format("split model {}: shard {} of {}: {}", path.string(), i + 1, *count,
                                file.error().message)};

@@ -1,0 +1,53 @@
+// The machine a plan before a download is for (gb10tune plan --machine): this one, a built-in
+// description (gb10: one DGX Spark; gb10x2: two over RPC) or a JSON file. A description becomes
+// a sysroot held in memory (its /proc/meminfo, /proc/cpuinfo and the NVIDIA driver's GPU list),
+// so that launch's own planner reads it as it reads a machine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gb10tune/platform/environment.hpp"
+#include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/util/expected.hpp"
+
+namespace gb10tune::launch {
+
+// What a plan needs to know of a machine.
+struct TargetMachine {
+  std::string name;                   // "this", "gb10", "gb10x2" or the file given
+  std::string description;            // one line for the plan's header
+  bool live = false;                  // this machine: read through the caller's sysroot and GPUs
+  std::uint64_t memory_bytes = 0;     // MemTotal
+  std::uint64_t available_bytes = 0;  // MemAvailable: what the plan budgets from
+  std::string gpu;                    // the GPU's name ("NVIDIA GB10"); "" = none
+  double bandwidth_bytes_per_second = 0;  // the decode path's read bandwidth; 0 = unknown
+  std::string bandwidth_source;           // where it came from
+  std::string backend = "cpu";            // the llama.cpp build assumed: "cuda" or "cpu"
+  std::optional<std::string> reserve;     // the system reserve (a size, as --reserve)
+  bool gb10_cpu = false;                  // the GB10's CPU (10 Cortex-X925 + 10 Cortex-A725)
+  std::uint32_t nodes = 1;                // machines over RPC (gb10x2: 2)
+};
+
+// GB10's facts (DESIGN.md K1, K19): 121 GB of unified memory (MemTotal 118164064 kB), of which
+// an idle machine shows about 112.5 GB MemAvailable, 237 GB/s read on the device path, GB10's
+// CPU, a CUDA build. Like the captured GB10 that launch's tests replay, it lists no GPU in the
+// driver's /proc entry, so launch's planner plans what it plans there (the CPU backend's
+// compute buffers); a JSON description with "gpu" plans the CUDA backend.
+TargetMachine gb10_machine();
+
+// The machine `spec` names: "this" (MemAvailable and GPUs read under `root`; the bandwidth from
+// the probe saved in the state directory of `env`, else unknown), "gb10", "gb10x2", or the path
+// of a JSON description (docs/plan.md: memory_gb, available_gb, gpu, bandwidth_gbps, backend,
+// reserve). A usage Error naming the file and the field for a description that cannot be read
+// or is wrong, and for a spec that is none of these.
+Expected<TargetMachine> find_target_machine(std::string_view spec, const platform::Sysroot& root,
+                                            const platform::Environment& env);
+
+// The sysroot launch's planner reads for a described machine: /proc/meminfo, /proc/cpuinfo
+// (GB10's cores when gb10_cpu) and, with a GPU, the driver's entry naming it. Never fails.
+platform::Sysroot machine_sysroot(const TargetMachine& machine);
+
+}  // namespace gb10tune::launch

@@ -1,0 +1,82 @@
+// The what-fits answer of a plan before a download (gb10tune plan): for 1…N slots, the largest
+// context per slot whose plan fits, with the KV cache f16 and q8_0; the decode ceiling (K12)
+// from the machine's bandwidth and the bytes a token reads, times the mean accepted length
+// with an MTP head; and what `launch` would choose. Every figure comes from launch's own
+// planner (draft_launch, plan_launch) with the model and machine given as stand-ins.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gb10tune/launch/launch_planner.hpp"
+#include "gb10tune/launch/target_machine.hpp"
+
+namespace gb10tune::launch {
+
+// One row: `slots` slots.
+struct WhatFitsRow {
+  std::uint32_t slots = 1;
+  // The largest context per slot that fits with the KV cache f16 and q8_0 (K and V both),
+  // capped at the model's training context; 0: not even 256 tokens fit; nullopt: that cache
+  // type cannot be used (the reason in WhatFits::notes).
+  std::optional<std::uint64_t> ctx_f16;
+  std::optional<std::uint64_t> ctx_q8_0;
+};
+
+// The decode ceiling of one stream.
+struct DecodeCeiling {
+  bool available = false;
+  std::string missing;  // why not, when unavailable
+  std::uint64_t bytes_per_token = 0;
+  double bandwidth_bytes_per_second = 0;
+  std::string bandwidth_source;
+  double tps = 0;  // bandwidth / bytes per token
+  // With an MTP head: tps × the mean accepted lengths K4 measured (2.88 at the default 3
+  // drafted tokens, 3.70 at 4); 0 without one. A bound: a drafting step costs more than one
+  // weight read (K12).
+  double mtp_low_tps = 0;
+  double mtp_high_tps = 0;
+};
+
+// What launch would do with its defaults on that machine.
+struct LaunchChoice {
+  std::vector<std::string> argv;  // the command it would run
+  std::uint32_t slots = 0;
+  std::uint64_t ctx_per_slot = 0;  // with kv_unified, the pool every slot may grow into
+  bool kv_unified = false;         // -kvu: one pool of ctx_per_slot cells for all slots
+  std::string cache_type_k;
+  std::string cache_type_v;
+  bool mtp = false;
+  std::uint64_t total_bytes = 0;
+  std::optional<std::uint64_t> available_bytes;
+  bool fits = false;
+  bool fitted = false;      // the fit lowered what was asked
+  plan::PlanConfig config;  // its configuration and memory plan, as launch --dry-run shows them
+  plan::MemoryPlan memory;
+};
+
+// The whole answer.
+struct WhatFits {
+  std::uint64_t training_context = 0;
+  std::vector<WhatFitsRow> rows;
+  DecodeCeiling ceiling;
+  LaunchChoice launch;
+  std::vector<std::string> notes;
+};
+
+// The mean accepted lengths the report measured with an MTP head (K4).
+inline constexpr double kMtpMeanAcceptedLow = 2.88;
+inline constexpr double kMtpMeanAcceptedHigh = 3.70;
+
+// Plans `request` (the caller's settings; slots, context and cache types are set per row)
+// for 1…`max_slots` slots under `context` (its stand_ins set). The Errors of the planner (a
+// usage Error for bad settings, an unsupported architecture), not a plan that does not fit.
+Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerContext& context,
+                                  const TargetMachine& machine, std::uint32_t max_slots);
+
+// The ceiling for `bytes_per_token` on `machine`, `mtp` scaling it by K4's range.
+DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine& machine, bool mtp);
+
+}  // namespace gb10tune::launch

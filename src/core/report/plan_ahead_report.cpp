@@ -1,0 +1,178 @@
+// The plan-ahead report: compute-then-render of PlanAheadView as text and JSON.
+#include "gb10tune/report/plan_ahead_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/util/shell_quote.hpp"
+#include "gb10tune/util/strings.hpp"
+
+namespace gb10tune::report {
+
+namespace {
+
+std::string context_cell(const std::optional<std::uint64_t>& ctx) {
+  if (!ctx) {
+    return "n/a";
+  }
+  return *ctx == 0 ? "none fits" : fmt::format("{}", *ctx);
+}
+
+nlohmann::json context_json(const std::optional<std::uint64_t>& ctx) {
+  return ctx ? nlohmann::json(*ctx) : nlohmann::json(nullptr);
+}
+
+std::string ceiling_line(const launch::DecodeCeiling& c) {
+  if (!c.available) {
+    return "decode ceiling: unknown (" + c.missing + ")";
+  }
+  std::string line = fmt::format(
+      "decode ceiling (K12): {:.1f} t/s per stream = {:.0f} GB/s ({}) / {} read per token", c.tps,
+      c.bandwidth_bytes_per_second / 1e9, c.bandwidth_source, format_bytes_si(c.bytes_per_token));
+  if (c.mtp_high_tps > 0) {
+    line += fmt::format(
+        "; with the MTP head {:.1f}–{:.1f} t/s (× mean accepted length {:.2f}–{:.2f}, K4; "
+        "drafting costs more than one read, so a bound)",
+        c.mtp_low_tps, c.mtp_high_tps, launch::kMtpMeanAcceptedLow, launch::kMtpMeanAcceptedHigh);
+  }
+  return line;
+}
+
+std::string choice_line(const launch::LaunchChoice& c) {
+  const std::string budget = c.available_bytes
+                                 ? fmt::format("{} of {} available", format_bytes(c.total_bytes),
+                                               format_bytes(*c.available_bytes))
+                                 : format_bytes(c.total_bytes) + ", the budget unknown";
+  const std::string context =
+      c.kv_unified && c.slots > 1
+          ? fmt::format("{} slots sharing a pool of {} tokens (-kvu)", c.slots, c.ctx_per_slot)
+          : fmt::format("{} slot(s) × {} tokens", c.slots, c.ctx_per_slot);
+  return fmt::format("launch would choose {}, KV {}/{}, MTP {}: {} ({}{})", context, c.cache_type_k,
+                     c.cache_type_v, c.mtp ? "on" : "off", budget, c.fits ? "fits" : "does not fit",
+                     c.fitted ? ", lowered by the fit" : "");
+}
+
+}  // namespace
+
+std::vector<std::string> planned_argv(const launch::LaunchChoice& choice) {
+  std::vector<std::string> argv = choice.argv;
+  if (!argv.empty() && argv.front().find('/') == std::string::npos) {
+    argv.front() = "llama-server";  // the assumed build's label stands for no file
+  }
+  for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "-m" || argv[i] == "--model") {
+      const std::string& model = argv[i + 1];
+      const auto query = model.find('?');
+      argv[i + 1] = std::filesystem::path(model.substr(0, query)).filename().string();
+    }
+  }
+  return argv;
+}
+
+std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style) {
+  const launch::PlanModel& model = *view.model;
+  const launch::WhatFits& fits = *view.fits;
+  std::string out;
+  out += fmt::format("model: {} ({}, {} file(s), {})\n", model.candidate.path.string(),
+                     model.facts.architecture, model.files.size(),
+                     format_bytes_si(model.total_size()));
+  if (model.remote) {
+    const auto cached = std::count_if(model.files.begin(), model.files.end(),
+                                      [](const launch::PlannedFile& f) { return f.from_cache; });
+    out += fmt::format("read: {} of the files' {} ({:.3f}%), headers only{}\n",
+                       format_bytes(model.total_read()), format_bytes_si(model.total_size()),
+                       100.0 * static_cast<double>(model.total_read()) /
+                           static_cast<double>(std::max<std::uint64_t>(model.total_size(), 1)),
+                       cached == 0 ? "" : fmt::format("; {} header(s) from the cache", cached));
+  }
+  out += fmt::format("machine: {} ({}, {} available)\n", view.machine->description,
+                     view.machine->name, format_bytes(view.machine->available_bytes));
+  out += "llama-server: " + view.build + "\n\n";
+  out +=
+      style.bold(fmt::format("{:>6}  {:>14}  {:>14}", "slots", "ctx/slot f16", "ctx/slot q8_0")) +
+      "\n";
+  for (const launch::WhatFitsRow& row : fits.rows) {
+    out += fmt::format("{:>6}  {:>14}  {:>14}\n", row.slots, context_cell(row.ctx_f16),
+                       context_cell(row.ctx_q8_0));
+  }
+  out += fmt::format(
+      "(the largest context per slot that fits, up to the model's training "
+      "context of {} tokens)\n\n",
+      fits.training_context);
+  out += ceiling_line(fits.ceiling) + "\n";
+  out += choice_line(fits.launch) + "\n";
+  out += "  " + shell_join(planned_argv(fits.launch)) + "\n";
+  for (const std::string& note : fits.notes) {
+    out += style.yellow("note: ") + note + "\n";
+  }
+  return out;
+}
+
+nlohmann::json plan_ahead_json(const PlanAheadView& view) {
+  nlohmann::json doc = make_document("plan");
+  const launch::PlanModel& model = *view.model;
+  nlohmann::json files = nlohmann::json::array();
+  for (const launch::PlannedFile& f : model.files) {
+    files.push_back({{"name", f.name},
+                     {"found_at", f.found_at},
+                     {"size", f.size},
+                     {"header_bytes", f.header_bytes},
+                     {"bytes_read", f.bytes_read},
+                     {"header_only", f.header_only},
+                     {"from_cache", f.from_cache}});
+  }
+  doc["model"] = {{"source", model.candidate.path.string()},
+                  {"remote", model.remote},
+                  {"files", std::move(files)},
+                  {"size", model.total_size()},
+                  {"bytes_read", model.total_read()}};
+  const launch::WhatFits& fits = *view.fits;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const launch::WhatFitsRow& row : fits.rows) {
+    rows.push_back({{"slots", row.slots},
+                    {"ctx_per_slot_f16", context_json(row.ctx_f16)},
+                    {"ctx_per_slot_q8_0", context_json(row.ctx_q8_0)}});
+  }
+  const launch::DecodeCeiling& c = fits.ceiling;
+  const launch::LaunchChoice& l = fits.launch;
+  doc["plan"] = {
+      {"architecture", model.facts.architecture},
+      {"machine",
+       {{"name", view.machine->name},
+        {"description", view.machine->description},
+        {"memory_bytes", view.machine->memory_bytes},
+        {"available_bytes", view.machine->available_bytes},
+        {"backend", view.machine->backend}}},
+      {"llama_server", view.build},
+      {"training_context", fits.training_context},
+      {"what_fits", std::move(rows)},
+      {"decode_ceiling",
+       {{"available", c.available},
+        {"missing", c.missing},
+        {"bytes_per_token", c.bytes_per_token},
+        {"bandwidth_bytes_per_second", c.bandwidth_bytes_per_second},
+        {"bandwidth_source", c.bandwidth_source},
+        {"tps", c.tps},
+        {"mtp_tps_low", c.mtp_low_tps},
+        {"mtp_tps_high", c.mtp_high_tps}}},
+      {"launch",
+       {{"argv", planned_argv(l)},
+        {"slots", l.slots},
+        {"ctx_per_slot", l.ctx_per_slot},
+        {"kv_unified", l.kv_unified},
+        {"cache_type_k", l.cache_type_k},
+        {"cache_type_v", l.cache_type_v},
+        {"mtp", l.mtp},
+        {"total_bytes", l.total_bytes},
+        {"available_bytes", l.available_bytes ? nlohmann::json(*l.available_bytes) : nullptr},
+        {"fits", l.fits},
+        {"fitted", l.fitted},
+        {"memory", plan_to_json(model.facts, l.config, l.memory)["plan"]}}},
+      {"notes", fits.notes}};
+  return doc;
+}
+
+}  // namespace gb10tune::report
