@@ -19,11 +19,11 @@ namespace {
 
 using nlohmann::json;
 
-double validation_mib(std::uint64_t bytes) {
+double offload_validation_mib(std::uint64_t bytes) {
   return static_cast<double>(bytes) / testing::kBytesPerMiB;
 }
 
-std::vector<testing::CapturedPlan> validation_runs() {
+std::vector<testing::CapturedPlan> offload_validation_runs() {
   return testing::plan_captured_runs(
       testing::fixture_json("llama-server/memory/offload-validation-cuda.json"),
       [](const json&, const model::ModelFacts&) { return true; });
@@ -35,11 +35,11 @@ std::vector<testing::CapturedPlan> validation_runs() {
 TEST(OffloadValidation, ComputeBuffersOfHeldOutShapesWithinTheBar) {
   int checked = 0;
   int exact = 0;
-  for (const testing::CapturedPlan& r : validation_runs()) {
+  for (const testing::CapturedPlan& r : offload_validation_runs()) {
     SCOPED_TRACE(r.run.at("name").get<std::string>() + ": " + r.run.at("args").get<std::string>());
     const json& compute = r.run.at("log").at("compute_mib");
-    const double device = validation_mib(r.plan.buffers.main.compute_device);
-    const double host = validation_mib(r.plan.buffers.main.compute_host);
+    const double device = offload_validation_mib(r.plan.buffers.main.compute_device);
+    const double host = offload_validation_mib(r.plan.buffers.main.compute_host);
     const double logged_device = compute.at("CUDA0").get<double>();
     const double logged_host = compute.at("CUDA_Host").get<double>();
     EXPECT_LE(std::abs(device - logged_device), std::max(4.0 + 0.006, 0.02 * logged_device))
@@ -62,15 +62,15 @@ TEST(OffloadValidation, ComputeBuffersOfHeldOutShapesWithinTheBar) {
 TEST(OffloadValidation, GpuPartAtLoadWithinTwoPercentOfNvmlButOneInsideThePlan) {
   int checked = 0;
   std::vector<std::string> off;
-  for (const testing::CapturedPlan& r : validation_runs()) {
+  for (const testing::CapturedPlan& r : offload_validation_runs()) {
     const std::string name = r.run.at("name").get<std::string>();
     SCOPED_TRACE(name);
     ASSERT_TRUE(r.plan.devices.has_value());
     ASSERT_FALSE(r.plan.devices->gpus.empty());
     const DevicePart& gpu = r.plan.devices->gpus.front();
-    const double at_load = validation_mib(gpu.total_bytes - gpu.service_bytes);
+    const double at_load = offload_validation_mib(gpu.total_bytes - gpu.service_bytes);
     const double nvml = r.run.at("nvml_mib").get<double>();
-    EXPECT_LE(nvml, validation_mib(gpu.total_bytes));
+    EXPECT_LE(nvml, offload_validation_mib(gpu.total_bytes));
     EXPECT_GE(nvml, 0.98 * at_load);
     if (std::abs(at_load - nvml) > 0.02 * nvml) {
       off.push_back(name);
@@ -87,7 +87,7 @@ TEST(OffloadValidation, GpuPartAtLoadWithinTwoPercentOfNvmlButOneInsideThePlan) 
 // service (issue 23 stays open for it): this test pins it so that a fix shows here.
 TEST(OffloadValidation, AfterTrafficTheGpuStaysInsideThePlanTheHostIsAKnownMiss) {
   int checked = 0;
-  for (const testing::CapturedPlan& r : validation_runs()) {
+  for (const testing::CapturedPlan& r : offload_validation_runs()) {
     if (!r.run.contains("after_traffic")) {
       continue;
     }
@@ -95,8 +95,8 @@ TEST(OffloadValidation, AfterTrafficTheGpuStaysInsideThePlanTheHostIsAKnownMiss)
     const json& after = r.run.at("after_traffic");
     const double gpu = after.at("nvml_mib").get<double>();
     const double host = after.at("proc_kib").at("VmRSS").get<double>() / 1024;
-    const double gpu_plan = validation_mib(r.plan.devices->gpus.at(0).total_bytes);
-    const double host_plan = validation_mib(r.plan.devices->host.total_bytes);
+    const double gpu_plan = offload_validation_mib(r.plan.devices->gpus.at(0).total_bytes);
+    const double host_plan = offload_validation_mib(r.plan.devices->host.total_bytes);
     EXPECT_LE(gpu, gpu_plan);
     EXPECT_GE(gpu + host, 0.95 * (gpu_plan + host_plan));
     EXPECT_GT(host, host_plan) << "the host now fits: make this test strict";
