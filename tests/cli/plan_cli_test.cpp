@@ -3,6 +3,7 @@
 // reads' errors, with nothing written; launch's refusal of a header-only copy.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/range_peer.hpp"
@@ -136,17 +137,28 @@ TEST(CliPlan, AHeaderOnlyCopyPlansAsTheWholeFileAndLaunchRefusesIt) {
   EXPECT_TRUE(testing::contains(launch.err + launch.out, "truncated")) << launch.err;
 }
 
+// --machine gb10 plans what a launch dry run plans on the captured GB10 with its driver's GPU
+// entry (a GB10 with its driver lists it; the capture came without), with the same
+// llama-server (the stand-in, a CUDA build by its linked names): the CUDA backend with the
+// integrated GPU's single pool, the same command line and every figure of the memory plan.
 TEST(CliPlan, MachineGb10PlansWhatALaunchDryRunOnTheGb10CapturePlans) {
   PlanCliFixture f;
+  const std::filesystem::path root = f.dir.path() / "gb10-root";
+  std::filesystem::copy(testing::sysroot_fixture("gb10"), root,
+                        std::filesystem::copy_options::recursive);
+  const std::filesystem::path gpu = root / "proc/driver/nvidia/gpus/0000:01:00.0";
+  std::filesystem::create_directories(gpu);
+  std::ofstream(gpu / "information") << "Model: \t\t NVIDIA GB10\nBus Location: \t 0000:01:00.0\n";
   const std::string server = testing::stand_in_server_path().string();
   const json planned = f.plan_json({f.model, "--machine", "gb10", "--llama-server", server});
-  const auto dry = testing::run_cli_on(
-      "gb10", {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server", server},
+  const auto dry = testing::run_cli_at(
+      root, "gb10", {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server", server},
       f.env);
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   const json launched = json::parse(dry.out);
   ASSERT_FALSE(planned.is_null());
   const json& choice = planned["plan"]["launch"];
+  EXPECT_EQ(launched["config"]["backend"], "cuda") << launched["config"].dump(1);
   std::vector<std::string> argv = launched["command_line"]["argv"].get<std::vector<std::string>>();
   for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
     if (argv[i] == "-m") {
@@ -154,11 +166,15 @@ TEST(CliPlan, MachineGb10PlansWhatALaunchDryRunOnTheGb10CapturePlans) {
     }
   }
   EXPECT_EQ(choice["argv"].get<std::vector<std::string>>(), argv);
-  // Every figure of the memory plan, the budget included.
   EXPECT_EQ(choice["memory"].dump(2), launched["plan"].dump(2));
   EXPECT_EQ(choice["total_bytes"], launched["plan"]["total_bytes"]);
   EXPECT_EQ(choice["available_bytes"], launched["plan"]["available_bytes"]);
   EXPECT_TRUE(f.home_untouched());
+  // Without a binary, the assumed build is the machine's: CUDA on a GB10.
+  const json assumed = f.plan_json({f.model, "--machine", "gb10"});
+  const json& memory = assumed["plan"]["launch"]["memory"];
+  EXPECT_GT(memory.value("runtime_device_bytes", std::uint64_t{0}), 0u) << memory.dump(1);
+  EXPECT_GT(memory["buffers"]["main"].value("compute_device_bytes", std::uint64_t{0}), 0u);
 }
 
 TEST(CliPlan, RemoteFailuresAreClearAndWriteNothing) {

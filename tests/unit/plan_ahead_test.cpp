@@ -20,7 +20,7 @@ TEST(TargetMachine, Gb10IsDescribedAsTheReportAndTheCaptureShowIt) {
   EXPECT_EQ(m.backend, "cuda");
   const platform::Sysroot root = machine_sysroot(m);
   EXPECT_TRUE(sys::is_gb10_machine(root));
-  EXPECT_EQ(sys::nvidia_gpu_count(root), 0u);  // as captured
+  EXPECT_EQ(sys::nvidia_gpu_count(root), 1u);  // its GPU, as the driver lists it
   const auto mem = sys::read_meminfo(root);
   ASSERT_TRUE(mem) << mem.error().message;
   EXPECT_EQ(mem->total_bytes, 118164064ull * 1024);  // 121.0 GB

@@ -33,9 +33,8 @@ struct TargetMachine {
 
 // GB10's facts (DESIGN.md K1, K19): 121 GB of unified memory (MemTotal 118164064 kB), of which
 // an idle machine shows about 112.5 GB MemAvailable, 237 GB/s read on the device path, GB10's
-// CPU, a CUDA build. Like the captured GB10 that launch's tests replay, it lists no GPU in the
-// driver's /proc entry, so launch's planner plans what it plans there (the CPU backend's
-// compute buffers); a JSON description with "gpu" plans the CUDA backend.
+// CPU, a CUDA build, and its GPU in the driver's /proc entry, as a GB10 with its driver lists it:
+// launch's planner plans the CUDA backend with the integrated GPU's single pool (K19).
 TargetMachine gb10_machine();
 
 // The machine `spec` names: "this" (MemAvailable and GPUs read under `root`; the bandwidth from

@@ -177,6 +177,7 @@ TargetMachine gb10_machine() {
   m.bandwidth_bytes_per_second = 237e9;
   m.bandwidth_source = "GB10's device path (K1)";
   m.backend = "cuda";
+  m.gpu = "NVIDIA GB10";
   m.gb10_cpu = true;
   return m;
 }
