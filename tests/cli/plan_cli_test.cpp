@@ -138,9 +138,9 @@ TEST(CliPlan, AHeaderOnlyCopyPlansAsTheWholeFileAndLaunchRefusesIt) {
 }
 
 // --machine gb10 plans what a launch dry run plans on the captured GB10 with its driver's GPU
-// entry (a GB10 with its driver lists it; the capture came without), with the same
-// llama-server (the stand-in, a CUDA build by its linked names): the CUDA backend with the
-// integrated GPU's single pool, the same command line and every figure of the memory plan.
+// entry (a GB10 with its driver lists it; the capture came without), with the same CUDA build
+// of llama-server: the CUDA backend with the integrated GPU's single pool, the same command line
+// and every figure of the memory plan.
 TEST(CliPlan, MachineGb10PlansWhatALaunchDryRunOnTheGb10CapturePlans) {
   PlanCliFixture f;
   const std::filesystem::path root = f.dir.path() / "gb10-root";
@@ -149,7 +149,12 @@ TEST(CliPlan, MachineGb10PlansWhatALaunchDryRunOnTheGb10CapturePlans) {
   const std::filesystem::path gpu = root / "proc/driver/nvidia/gpus/0000:01:00.0";
   std::filesystem::create_directories(gpu);
   std::ofstream(gpu / "information") << "Model: \t\t NVIDIA GB10\nBus Location: \t 0000:01:00.0\n";
-  const std::string server = testing::stand_in_server_path().string();
+  // A CUDA build, as launch tells one: libggml-cuda beside the binary.
+  const std::filesystem::path bin = f.dir.path() / "cuda-build";
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file(testing::stand_in_server_path(), bin / "llama-server");
+  std::ofstream(bin / "libggml-cuda.so") << "";
+  const std::string server = (bin / "llama-server").string();
   const json planned = f.plan_json({f.model, "--machine", "gb10", "--llama-server", server});
   const auto dry = testing::run_cli_at(
       root, "gb10", {"launch", "--dry-run", "--json", "--model", f.model, "--llama-server", server},
