@@ -188,7 +188,8 @@ TEST(RestrictKnobs, AnUnknownNameIsAUsageErrorListingTheKnobs) {
   EXPECT_EQ(status.error().code, ExitCode::usage);
   EXPECT_NE(status.error().message.find("--knobs micro_batch: no such knob"), std::string::npos)
       << status.error().message;
-  EXPECT_NE(status.error().message.find("draft_n_max, draft_p_min, mtp, ubatch"), std::string::npos);
+  EXPECT_NE(status.error().message.find("draft_n_max, draft_p_min, mtp, ubatch"),
+            std::string::npos);
   EXPECT_EQ(plans[0].skipped, "");
 }
 

@@ -148,14 +148,12 @@ TEST(ReportView, EveryMissingPartNamesTheCommandThatProducesIt) {
   for (const report::MissingPart& missing : view.missing) {
     sections.push_back(missing.section + ": " + missing.command);
   }
-  EXPECT_EQ(
-      sections,
-      (std::vector<std::string>{
-          "machine: gb10tune probe", "bandwidth: gb10tune bench",
-          "memory: gb10tune launch", "verify: gb10tune verify",
-          "runs: gb10tune bench server --save NAME",
-          "roofline: gb10tune probe --quick-bench && gb10tune bench server --save NAME",
-          "tune: gb10tune tune"}));
+  EXPECT_EQ(sections,
+            (std::vector<std::string>{
+                "machine: gb10tune probe", "bandwidth: gb10tune bench", "memory: gb10tune launch",
+                "verify: gb10tune verify", "runs: gb10tune bench server --save NAME",
+                "roofline: gb10tune probe --quick-bench && gb10tune bench server --save NAME",
+                "tune: gb10tune tune"}));
 }
 
 TEST(ReportView, RooflineIsTheRunsSavedShareOfTheCeiling) {
