@@ -79,26 +79,4 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
 std::uint32_t server_outputs_max(std::uint32_t batch, std::uint32_t slots,
                                  std::uint32_t draft_tokens);
 
-// What the llama-server process holds besides the weights, caches and llama.cpp's buffers:
-// its own code and heap (tokenizer, HTTP server, threads) and, on CUDA, the CUDA context,
-// loaded kernels and library workspaces on the device plus the CUDA libraries and driver state
-// on the host. Planned as the process holds it in service, after it has served prompts: the
-// CUDA runtime loads cuBLAS (handle, workspace, its kernels) and grows its memory pool on the
-// first long prompt, which an idle process after load may not have done yet. Measured: CPU
-// runs here, CUDA runs on an H200 (docs/memory-plan.md).
-struct RuntimeMemory {
-  std::uint64_t host = 0;            // resident in host memory (RSS), in service
-  std::uint64_t device = 0;          // on the GPU (NVML per process), in service
-  std::uint64_t host_at_load = 0;    // the least of `host` a process holds before its first prompt
-  std::uint64_t device_at_load = 0;  // the least of `device` before its first prompt
-  std::uint64_t total() const { return host + device; }
-  // What only appears once the server has served prompts.
-  std::uint64_t after_first_prompts() const {
-    return host - host_at_load + device - device_at_load;
-  }
-};
-
-// The runtime memory of a server for `model` on `backend`.
-RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend);
-
 }  // namespace gb10tune::plan

@@ -11,7 +11,8 @@
 //    recurrent layer, n_rs_seq = --spec-draft-n-max when MTP drafting needs rollback.
 //  - draft-mtp creates a second context for the MTP blocks with the target's n_ctx, n_seq_max
 //    and KV layout, and the draft cache types (-ctkd/-ctvd).
-//  - compute, output and runtime memory per context and backend: compute_buffers.hpp.
+//  - compute and output buffers per context and backend: compute_buffers.hpp; the process's
+//    own memory: runtime_memory.hpp.
 //  - the multimodal projector's weights and compute buffer: projector_plan.hpp.
 //  - the CPU backend's repacked copy of quantized weights (CPU_REPACK): cpu_repack.hpp.
 #pragma once
@@ -29,6 +30,7 @@
 #include "gb10tune/plan/device_plan.hpp"
 #include "gb10tune/plan/projector_plan.hpp"
 #include "gb10tune/plan/reserve.hpp"
+#include "gb10tune/plan/runtime_memory.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::plan {

@@ -341,29 +341,4 @@ ContextBuffers context_buffers(const model::ModelFacts& model, const GraphShape&
   return buffers;
 }
 
-RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend) {
-  constexpr std::uint64_t kMiB = 1ull << 20;
-  if (backend == PlanBackend::cpu) {
-    // CPU build: RSS minus weights, KV, recurrent state and output buffers after load was
-    // 22-24 MiB with a 32000-token vocabulary and 42 MiB with 151936 tokens (the binary's
-    // own pages ~12.5 MiB, the heap, the tokenizer's tables ~166 bytes per token).
-    const std::uint64_t host = 18 * kMiB + model.vocab_size * 166;
-    return {host, 0, host, 0};
-  }
-  // H200, CUDA 13.0, driver 580. After load, NVML per process minus weights, KV and CUDA0
-  // compute was 585-590 MiB for dense and MoE models alike (llama, qwen3moe with 2-8 of 32-128
-  // experts, glm4moe; heldout-cuda.json) while cuBLAS was not yet loaded, and 684-694 MiB when
-  // the warm-up had loaded it (flash attention off, some MoE shapes, the hybrid qwen35; RSS
-  // minus the host buffers 273-329 MiB, 365-421 MiB with it). After a prompt longer than a
-  // micro-batch on every slot each process had loaded it and grown its memory pool: +108 to
-  // +142 MiB on the device, +136 to +176 MiB resident on the host for dense models and +215 to
-  // +228 MiB for MoE ones (heldout-cuda.json, after_traffic). The plan holds the process in
-  // service: 590 + 145 MiB on the device, 310 + 180 (MoE and hybrid: 230) MiB on the host.
-  const bool cublas_at_load = model.is_hybrid();
-  const std::uint64_t host_at_load = (cublas_at_load ? 400 : 310) * kMiB;
-  const std::uint64_t host_growth = (model.is_moe() || model.is_hybrid() ? 230 : 180) * kMiB;
-  return {host_at_load + host_growth, 735 * kMiB, host_at_load,
-          (cublas_at_load ? 690 : 590) * kMiB};
-}
-
 }  // namespace gb10tune::plan

@@ -121,7 +121,11 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   }
   plan.compute_bytes = plan.buffers.compute();
   plan.output_bytes = plan.buffers.output();
-  plan.runtime = runtime_memory(model, config.backend);
+  const bool warmup_cublas =
+      config.backend == PlanBackend::cuda &&
+      warmup_loads_cublas(model, {config.flash_attention, config.cache_k, config.cache_v,
+                                  first_gpu_layer(model.block_count, config.gpu_layers)});
+  plan.runtime = runtime_memory(model, config.backend, warmup_cublas);
   // llama_kv_cells: per cell of every KV cache (full attention, sliding window, the MTP draft
   // context's) a position, a 2-D position, a shift and a 256-sequence bitset, host memory
   // written when the cache is created: 27 MiB a cache at 589,824 cells.

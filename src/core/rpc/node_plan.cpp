@@ -151,9 +151,10 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   // head's llama-server as the plan's runtime for its backend.
   for (std::size_t w = 0; w < head_index; ++w) {
     NodePart& part = out.nodes[w];
+    // In service: the same whether or not the warm-up loads cuBLAS.
     part.runtime_bytes = part.free_is_total
                              ? kCpuWorkerRuntimeBytes
-                             : plan::runtime_memory(model, plan::PlanBackend::cuda).total();
+                             : plan::runtime_memory(model, plan::PlanBackend::cuda, false).total();
   }
   head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
   if (!budgets.head_devices.empty()) {
