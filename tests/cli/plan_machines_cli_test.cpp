@@ -198,6 +198,7 @@ TEST(CliPlanMachines, Gb10x2CeilingSumsTheMachinesAndSaysWhatIsLeftOut) {
   EXPECT_NE(text.out.find("one machine after the other: 192.168.100.2:50052"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("per node (RPC)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(gb10x2, 104.8 GiB available on each)"), std::string::npos) << text.out;
 }
 
 // dgpu-24g as a description: its MemTotal and MemAvailable, one RTX 4090 with the 24.9 GB that

@@ -122,8 +122,9 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
                            static_cast<double>(std::max<std::uint64_t>(model.total_size(), 1)),
                        cached == 0 ? "" : fmt::format("; {} header(s) from the cache", cached));
   }
-  out += fmt::format("machine: {} ({}, {} available)\n", view.machine->description,
-                     view.machine->name, format_bytes(view.machine->available_bytes));
+  out += fmt::format("machine: {} ({}, {} available{})\n", view.machine->description,
+                     view.machine->name, format_bytes(view.machine->available_bytes),
+                     view.machine->nodes > 1 ? " on each" : "");
   for (std::size_t i = 0; i < view.machine->discrete_gpus.size(); ++i) {
     const launch::DescribedGpu& g = view.machine->discrete_gpus[i];
     out += fmt::format("  CUDA{}: {}, {} of its own\n", i, g.name, format_bytes_si(g.memory_bytes));
