@@ -50,26 +50,39 @@ http::RemoteOptions remote_options(const PlanOptions& o, Context& ctx, LinePrint
   return remote;
 }
 
+// The workers' --rpc list.
+std::string worker_list(const std::vector<rpc::WorkerInfo>& workers) {
+  std::string list;
+  for (const rpc::WorkerInfo& worker : workers) {
+    list += (list.empty() ? "" : ",") + worker.endpoint.to_string();
+  }
+  return list;
+}
+
 // The build a plan assumes: the binary the llama_server setting names when given, else the
-// compiled-in flag set, with the machine's backend.
+// compiled-in flag set (with --rpc for a pair over RPC), with the machine's backend.
 std::optional<launch::PlanStandIns::Build> assumed_build(const PlanOptions& o,
                                                          const launch::TargetMachine& machine) {
   if (o.request.values.contains("llama_server")) {
     return std::nullopt;
   }
+  const bool rpc = machine.nodes > 1;
   return launch::PlanStandIns::Build{
-      server::assumed_build_flags(),
-      fmt::format("llama-server of {} (its flags assumed, no binary)", server::kAssumedBuildName),
+      rpc ? server::assumed_rpc_build_flags() : server::assumed_build_flags(),
+      fmt::format("llama-server of {}{} (its flags assumed, no binary)", server::kAssumedBuildName,
+                  rpc ? " with the RPC backend" : ""),
       {machine.backend == "cuda", "assumed from the machine's backend, " + machine.backend}};
 }
 
-// The planner's context for `machine`; its notes are said once each on stderr.
+// The planner's context for `machine` (a described machine's GPUs answered by `described`);
+// its notes are said once each on stderr.
 launch::PlannerContext plan_context(Context& ctx, const launch::TargetMachine& machine,
                                     const launch::PlanStandIns& stand_ins,
+                                    gpu::GpuBackend* described,
                                     std::shared_ptr<std::set<std::string>> said) {
   launch::PlannerContext context{
       ctx.env, machine.live ? ctx.sysroot : launch::machine_sysroot(machine),
-      machine.live ? ctx.gpu : nullptr,
+      machine.live ? ctx.gpu : described,
       [&ctx, said](launch::NoteKind kind, const std::string& text) {
         if (said->insert(text).second) {
           *ctx.err << (kind == launch::NoteKind::warning ? "warning: " : "gb10tune plan: ") << text
@@ -85,12 +98,9 @@ ExitCode run(PlanOptions& o, Context& ctx) {
   if (!machine) {
     return report_failure(ctx, machine.error());
   }
-  if (machine->nodes > 1) {
-    return report_failure(
-        ctx, Error{"--machine gb10x2 is not planned yet: a plan over RPC needs each worker's "
-                   "memory, which launch asks the running workers for. Plan one node with "
-                   "--machine gb10, or start the workers and run launch --rpc --dry-run",
-                   ExitCode::usage});
+  const auto workers = launch::described_workers(*machine);
+  if (!workers.empty()) {
+    o.request.rpc = worker_list(workers);  // the head's --rpc, as launch --rpc would take it
   }
   if (machine->reserve && !o.request.values.contains("reserve")) {
     o.request.values["reserve"] = *machine->reserve;
@@ -107,9 +117,13 @@ ExitCode run(PlanOptions& o, Context& ctx) {
                << " was not cached: " << file.cache_problem << "\n";
     }
   }
-  launch::PlanStandIns stand_ins{model->candidate, model->facts, assumed_build(o, *machine)};
+  const launch::PlanStandIns stand_ins{
+      model->candidate, model->facts, assumed_build(o, *machine),
+      workers.empty() ? std::nullopt : std::optional<std::vector<rpc::WorkerInfo>>(workers)};
+  launch::DescribedGpuBackend described(machine->discrete_gpus);
   const auto context =
-      plan_context(ctx, *machine, stand_ins, std::make_shared<std::set<std::string>>());
+      plan_context(ctx, *machine, stand_ins, machine->discrete_gpus.empty() ? nullptr : &described,
+                   std::make_shared<std::set<std::string>>());
   auto fits = launch::plan_what_fits(o.request, context, *machine, o.max_slots);
   if (!fits) {
     return report_failure(ctx, fits.error());

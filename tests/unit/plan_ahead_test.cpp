@@ -87,6 +87,81 @@ TEST(DecodeCeiling, IsTheBandwidthOverTheBytesOfAToken) {
   EXPECT_FALSE(decode_ceiling(16'800'000'000u, m, true).available);
 }
 
+TEST(TargetMachine, DiscreteGpusAreListedAsTheDriverAndNvmlListThem) {
+  testing::TempDir dir;
+  const auto file = dir.write("two.json", R"({"memory_gb": 64, "backend": "cuda", "gpus": [
+      {"name": "NVIDIA GeForce RTX 4090", "memory_gb": 24, "bandwidth_gbps": 1008},
+      {"name": "NVIDIA RTX A4000", "memory_gb": 16}]})");
+  const auto m = find_target_machine(file.string(), platform::Sysroot(), {});
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->discrete_gpus.size(), 2u);
+  EXPECT_TRUE(m->gpu.empty());
+  EXPECT_EQ(m->bandwidth_bytes_per_second, 1008e9);  // the first GPU's, no machine figure
+  EXPECT_EQ(sys::nvidia_gpu_count(machine_sysroot(*m)), 2u);
+  EXPECT_FALSE(sys::is_gb10_machine(machine_sysroot(*m)));
+  DescribedGpuBackend gpus(m->discrete_gpus);
+  const gpu::GpuReport devices = gpus.query_devices();
+  ASSERT_EQ(devices.status, gpu::GpuStatus::available);
+  ASSERT_EQ(devices.devices.size(), 2u);
+  EXPECT_FALSE(devices.devices[1].integrated);
+  EXPECT_EQ(devices.devices[1].pci_bus_id, "0000:02:00.0");
+  const gpu::NvmlReport nvml = gpus.query_nvml();
+  ASSERT_EQ(nvml.memory.size(), 2u);
+  EXPECT_EQ(nvml.memory[1].pci_bus_id, "0000:02:00.0");
+  EXPECT_EQ(nvml.memory[1].free_bytes, 16'000'000'000u);
+  // An integrated GPU in the list is the machine's one pool, as "gpu" names it.
+  const auto one = dir.write("one.json", R"({"memory_gb": 128,
+      "gpus": [{"name": "NVIDIA GB10", "integrated": true}]})");
+  const auto pool = find_target_machine(one.string(), platform::Sysroot(), {});
+  ASSERT_TRUE(pool) << pool.error().message;
+  EXPECT_EQ(pool->gpu, "NVIDIA GB10");
+  EXPECT_TRUE(pool->discrete_gpus.empty());
+}
+
+TEST(TargetMachine, Gb10x2HasOneWorkerAnsweringAsAGb10) {
+  const auto pair = find_target_machine("gb10x2", platform::Sysroot(), {});
+  ASSERT_TRUE(pair) << pair.error().message;
+  EXPECT_TRUE(described_workers(gb10_machine()).empty());
+  const auto workers = described_workers(*pair);
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].endpoint.to_string(), "192.168.100.2:50052");
+  EXPECT_EQ(workers[0].version.to_string(), rpc::kKnownVersion.to_string());
+  ASSERT_EQ(workers[0].devices.size(), 1u);
+  EXPECT_EQ(workers[0].devices[0].free_bytes, gb10_machine().available_bytes);
+  EXPECT_EQ(workers[0].devices[0].total_bytes, gb10_machine().memory_bytes);
+}
+
+// Four blocks of 1, 2, 3 and 4 GB and a 2 GB output layer; the worker holds blocks 0-1, the
+// head 2-3 and the output: 3 and 9 of the 12 GB, so a token's 6 GB read splits 1.5 + 4.5.
+TEST(DecodeCeiling, OverNodesSumsEachMachinesShareOfTheRead) {
+  model::ModelFacts model;
+  model.layer_weight_bytes = {1'000'000'000, 2'000'000'000, 3'000'000'000, 4'000'000'000};
+  model.output_weight_bytes = 2'000'000'000;
+  model.bytes_read_per_token = 6'000'000'000;
+  rpc::NodePlan nodes;
+  nodes.nodes.resize(2);
+  nodes.nodes[0].node = "192.168.100.2:50052";
+  nodes.nodes[0].layers = {0, 1};
+  nodes.nodes[1].node = "head";
+  nodes.nodes[1].layers = {2, 3};
+  nodes.nodes[1].output_layer = true;
+  TargetMachine m = gb10_machine();
+  m.bandwidth_bytes_per_second = 100e9;
+  const DecodeCeiling c = decode_ceiling_over_nodes(model, nodes, m);
+  ASSERT_TRUE(c.available);
+  ASSERT_EQ(c.nodes.size(), 2u);
+  EXPECT_EQ(c.nodes[0].bytes, 1'500'000'000u);
+  EXPECT_EQ(c.nodes[1].bytes, 4'500'000'000u);
+  EXPECT_NEAR(c.nodes[0].seconds, 0.015, 1e-12);
+  EXPECT_NEAR(c.nodes[1].seconds, 0.045, 1e-12);
+  EXPECT_NEAR(c.tps, 1.0 / 0.060, 1e-9);
+  EXPECT_TRUE(testing::contains(c.left_out, "no measured figure"));
+  m.bandwidth_bytes_per_second = 0;
+  const DecodeCeiling unknown = decode_ceiling_over_nodes(model, nodes, m);
+  EXPECT_FALSE(unknown.available);
+  EXPECT_TRUE(unknown.nodes.empty());
+}
+
 // A plan of the report model (16.8 GB of q4_K) on GB10 with the assumed build.
 struct Gb10Planning {
   Gb10Planning() {

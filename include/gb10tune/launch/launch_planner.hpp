@@ -44,6 +44,9 @@ struct PlanStandIns {
     server::CudaBuildFacts cuda;
   };
   std::optional<Build> build;
+  // The RPC workers' answers (a described pair of machines), used in place of asking workers
+  // that do not exist: with them, plan_launch plans per node whatever `contact_workers` says.
+  std::optional<std::vector<rpc::WorkerInfo>> workers;
 };
 
 // What the planner may look at.
@@ -95,9 +98,9 @@ Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& 
 
 // Plans `draft`: the sizes, the layer placement, the backend and repacking, the budgets, the
 // plan, the fit (which may lower settings and rebuild the command), and with `contact_workers`
-// the RPC workers and the plan per node. An architecture without layer rules is a usage Error
-// unless --force with an explicit --overhead. The Errors of each step; a plan that does not fit
-// is not one (see refusal).
+// the RPC workers and the plan per node (the stand-ins' workers without asking, when given). An
+// architecture without layer rules is a usage Error unless --force with an explicit --overhead. The
+// Errors of each step; a plan that does not fit is not one (see refusal).
 Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& context,
                                  bool contact_workers);
 

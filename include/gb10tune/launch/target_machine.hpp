@@ -8,9 +8,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "gb10tune/launch/described_gpus.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
+#include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
@@ -23,12 +26,13 @@ struct TargetMachine {
   std::uint64_t memory_bytes = 0;     // MemTotal
   std::uint64_t available_bytes = 0;  // MemAvailable: what the plan budgets from
   std::string gpu;                    // the GPU's name ("NVIDIA GB10"); "" = none
-  double bandwidth_bytes_per_second = 0;  // the decode path's read bandwidth; 0 = unknown
-  std::string bandwidth_source;           // where it came from
-  std::string backend = "cpu";            // the llama.cpp build assumed: "cuda" or "cpu"
-  std::optional<std::string> reserve;     // the system reserve (a size, as --reserve)
-  bool gb10_cpu = false;                  // the GB10's CPU (10 Cortex-X925 + 10 Cortex-A725)
-  std::uint32_t nodes = 1;                // machines over RPC (gb10x2: 2)
+  double bandwidth_bytes_per_second = 0;    // the decode path's read bandwidth; 0 = unknown
+  std::string bandwidth_source;             // where it came from
+  std::string backend = "cpu";              // the llama.cpp build assumed: "cuda" or "cpu"
+  std::optional<std::string> reserve;       // the system reserve (a size, as --reserve)
+  bool gb10_cpu = false;                    // the GB10's CPU (10 Cortex-X925 + 10 Cortex-A725)
+  std::uint32_t nodes = 1;                  // machines over RPC (gb10x2: 2)
+  std::vector<DescribedGpu> discrete_gpus;  // a description's GPUs with memory of their own
 };
 
 // GB10's facts (DESIGN.md K1, K19): 121 GB of unified memory (MemTotal 118164064 kB), of which
@@ -39,14 +43,27 @@ TargetMachine gb10_machine();
 
 // The machine `spec` names: "this" (MemAvailable and GPUs read under `root`; the bandwidth from
 // the probe saved in the state directory of `env`, else unknown), "gb10", "gb10x2", or the path
-// of a JSON description (docs/plan.md: memory_gb, available_gb, gpu, bandwidth_gbps, backend,
-// reserve). A usage Error naming the file and the field for a description that cannot be read
-// or is wrong, and for a spec that is none of these.
+// of a JSON description (docs/plan.md: memory_gb, available_gb, gpu or gpus, bandwidth_gbps,
+// backend, reserve, gb10_cpu). A usage Error naming the file and the field for a description
+// that cannot be read or is wrong, and for a spec that is none of these.
 Expected<TargetMachine> find_target_machine(std::string_view spec, const platform::Sysroot& root,
                                             const platform::Environment& env);
 
+// The address plan gives gb10x2's worker (the direct link of docs/rpc.md); later workers take
+// the ports after it.
+inline constexpr std::string_view kDescribedWorkerHost = "192.168.100.2";
+inline constexpr int kDescribedWorkerPort = 50052;
+
+// The RPC workers of `machine` as they would answer launch --rpc: nodes − 1 workers of the
+// protocol launch knows, each one device reporting the machine's MemAvailable free of its
+// MemTotal (a GB10 worker's CUDA0, K19). Empty for one node. Never fails.
+std::vector<rpc::WorkerInfo> described_workers(const TargetMachine& machine);
+
+// The usage Error of description `file`: "machine description FILE: WHY; see docs/plan.md …".
+Error machine_description_error(std::string_view file, const std::string& why);
+
 // The sysroot launch's planner reads for a described machine: /proc/meminfo, /proc/cpuinfo
-// (GB10's cores when gb10_cpu) and, with a GPU, the driver's entry naming it. Never fails.
+// (GB10's cores when gb10_cpu) and the driver's entry naming each GPU. Never fails.
 platform::Sysroot machine_sysroot(const TargetMachine& machine);
 
 }  // namespace gb10tune::launch

@@ -25,6 +25,13 @@ struct WhatFitsRow {
   std::optional<std::uint64_t> ctx_q8_0;
 };
 
+// One machine's part of a decode step over RPC.
+struct NodeRead {
+  std::string node;  // "head" or the worker's host:port
+  std::uint64_t bytes = 0;
+  double seconds = 0;  // bytes / the machine's bandwidth
+};
+
 // The decode ceiling of one stream.
 struct DecodeCeiling {
   bool available = false;
@@ -38,6 +45,10 @@ struct DecodeCeiling {
   // weight read (K12).
   double mtp_low_tps = 0;
   double mtp_high_tps = 0;
+  // Over RPC: each machine's share of the bytes (its layers run after the previous machine's,
+  // so the step is the sum of their times), and what the ceiling leaves out ("" = nothing).
+  std::vector<NodeRead> nodes;
+  std::string left_out;
 };
 
 // What launch would do with its defaults on that machine.
@@ -52,7 +63,10 @@ struct LaunchChoice {
   std::uint64_t total_bytes = 0;
   std::optional<std::uint64_t> available_bytes;
   bool fits = false;
-  bool fitted = false;      // the fit lowered what was asked
+  bool fitted = false;  // the fit lowered what was asked
+  // Over RPC: the workers and the plan per node, whose fit decides `fits`; total_bytes and
+  // available_bytes are then over all nodes.
+  std::optional<report::RpcPreview> rpc;
   plan::PlanConfig config;  // its configuration and memory plan, as launch --dry-run shows them
   plan::MemoryPlan memory;
 };
@@ -71,12 +85,23 @@ inline constexpr double kMtpMeanAcceptedLow = 2.88;
 inline constexpr double kMtpMeanAcceptedHigh = 3.70;
 
 // Plans `request` (the caller's settings; slots, context and cache types are set per row)
-// for 1…`max_slots` slots under `context` (its stand_ins set). The Errors of the planner (a
-// usage Error for bad settings, an unsupported architecture), not a plan that does not fit.
+// for 1…`max_slots` slots under `context` (its stand_ins set). With stand-in workers (a pair
+// over RPC) a cell is the largest context whose plan fits every node, found by a binary search
+// over launch plans in steps of 256 tokens, and the ceiling sums the machines. The Errors of the
+// planner (a usage Error for bad settings, an unsupported architecture), not a plan that does not
+// fit.
 Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerContext& context,
                                   const TargetMachine& machine, std::uint32_t max_slots);
 
 // The ceiling for `bytes_per_token` on `machine`, `mtp` scaling it by K4's range.
 DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine& machine, bool mtp);
+
+// The same for `model` split by layers over `nodes`, each node a machine like `machine`: the
+// bytes a token reads split in proportion to each node's blocks of the main stack (the output
+// layer included, the token embedding and MTP blocks not), the step the sum of the nodes'
+// times. RPC's own cost per token is left out (left_out says so): the project has no measured
+// figure for it.
+DecodeCeiling decode_ceiling_over_nodes(const model::ModelFacts& model, const rpc::NodePlan& nodes,
+                                        const TargetMachine& machine);
 
 }  // namespace gb10tune::launch

@@ -17,4 +17,7 @@ std::string_view assumed_build_help();
 // Its flags, parsed (ServerFlags::parse_help of the text above).
 const ServerFlags& assumed_build_flags();
 
+// The flags of the same commit built with -DGGML_RPC=ON: the above and --rpc (a head over RPC).
+const ServerFlags& assumed_rpc_build_flags();
+
 }  // namespace gb10tune::server

@@ -259,11 +259,14 @@ Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& contex
   if (auto fitted = apply_fit(p, *budget, context); !fitted) {
     return fitted.error();
   }
-  if (!head || !contact_workers) {
+  const bool described = context.stand_ins != nullptr && context.stand_ins->workers;
+  if (!head || (!contact_workers && !described)) {
     return p;
   }
-  auto workers = launch::contact_workers(
-      d.endpoints, rpc::kKnownVersion, workers_in_use(context.env, context.sysroot), context.note);
+  auto workers = described ? Expected<std::vector<rpc::WorkerInfo>>(*context.stand_ins->workers)
+                           : launch::contact_workers(d.endpoints, rpc::kKnownVersion,
+                                                     workers_in_use(context.env, context.sysroot),
+                                                     context.note);
   if (!workers) {
     return workers.error();
   }

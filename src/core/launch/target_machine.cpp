@@ -38,37 +38,62 @@ std::string gb10_cpuinfo() {
   return text;
 }
 
-Error description_error(std::string_view file, const std::string& why) {
-  return Error{
-      fmt::format("machine description {}: {}; see docs/plan.md for its fields", file, why),
-      ExitCode::usage};
-}
-
 // A size in GB (decimal) from field `name`, which must be a positive number.
 Expected<std::uint64_t> gigabytes(const nlohmann::json& doc, const char* name,
                                   std::string_view file) {
   double value = 0;
   std::string error;
   if (!get_field(doc, name, value, error)) {
-    return description_error(file, error);
+    return machine_description_error(file, error);
   }
   if (!(value > 0) || value > 1e6) {
-    return description_error(file, fmt::format("'{}' must be a number of GB above 0", name));
+    return machine_description_error(file,
+                                     fmt::format("'{}' must be a number of GB above 0", name));
   }
   return static_cast<std::uint64_t>(std::llround(value * 1e9));
 }
 
 Status check_known_fields(const nlohmann::json& doc, std::string_view file) {
-  static const std::set<std::string> known{"name",    "memory_gb",      "available_gb",
-                                           "gpu",     "bandwidth_gbps", "backend",
-                                           "reserve", "gb10_cpu"};
+  static const std::set<std::string> known{"name",    "memory_gb", "available_gb",
+                                           "gpu",     "gpus",      "bandwidth_gbps",
+                                           "backend", "reserve",   "gb10_cpu"};
   for (const auto& item : doc.items()) {
     if (!known.contains(item.key())) {
-      return description_error(file, fmt::format("unknown field '{}' (the fields: name, memory_gb, "
-                                                 "available_gb, gpu, bandwidth_gbps, backend, "
-                                                 "reserve, gb10_cpu)",
-                                                 item.key()));
+      return machine_description_error(
+          file, fmt::format("unknown field '{}' (the fields: name, memory_gb, "
+                            "available_gb, gpu, gpus, bandwidth_gbps, "
+                            "backend, reserve, gb10_cpu)",
+                            item.key()));
     }
+  }
+  return {};
+}
+
+// The "gpus" list: an integrated GPU is the machine's `gpu` (one pool); discrete ones keep their
+// own memory. The first discrete GPU's bandwidth is the decode path's unless the machine gives
+// bandwidth_gbps (read after this).
+Status read_gpus(const nlohmann::json& doc, std::string_view file, TargetMachine& m) {
+  if (!doc.contains("gpus")) {
+    return {};
+  }
+  if (doc.contains("gpu")) {
+    return machine_description_error(file,
+                                     "give 'gpu' (one integrated GPU by name) or 'gpus', "
+                                     "not both");
+  }
+  auto gpus = read_described_gpus(doc["gpus"], file);
+  if (!gpus) {
+    return gpus.error();
+  }
+  if (gpus->front().integrated) {
+    m.gpu = gpus->front().name;
+  } else {
+    m.discrete_gpus = std::move(*gpus);
+  }
+  const DescribedGpu& first = m.discrete_gpus.empty() ? gpus->front() : m.discrete_gpus.front();
+  if (first.bandwidth_bytes_per_second > 0) {
+    m.bandwidth_bytes_per_second = first.bandwidth_bytes_per_second;
+    m.bandwidth_source = "the description's gpus[0].bandwidth_gbps";
   }
   return {};
 }
@@ -77,29 +102,34 @@ Status check_known_fields(const nlohmann::json& doc, std::string_view file) {
 Status read_optional_fields(const nlohmann::json& doc, std::string_view file, TargetMachine& m) {
   std::string error;
   if (doc.contains("gpu") && !get_field(doc, "gpu", m.gpu, error)) {
-    return description_error(file, error);
+    return machine_description_error(file, error);
   }
   if (doc.contains("backend") && !get_field(doc, "backend", m.backend, error)) {
-    return description_error(file, error);
+    return machine_description_error(file, error);
   }
   if (m.backend != "cuda" && m.backend != "cpu") {
-    return description_error(file, fmt::format("'backend' is '{}'; give cuda or cpu", m.backend));
+    return machine_description_error(file,
+                                     fmt::format("'backend' is '{}'; give cuda or cpu", m.backend));
   }
   if (doc.contains("gb10_cpu") && !get_field(doc, "gb10_cpu", m.gb10_cpu, error)) {
-    return description_error(file, error);
+    return machine_description_error(file, error);
   }
   if (doc.contains("reserve")) {
     std::string reserve;
     if (!get_field(doc, "reserve", reserve, error) || !parse_size(reserve)) {
-      return description_error(file,
-                               error.empty() ? "'reserve' must be a size such as \"12G\"" : error);
+      return machine_description_error(
+          file, error.empty() ? "'reserve' must be a size such as \"12G\"" : error);
     }
     m.reserve = reserve;
+  }
+  if (Status gpus = read_gpus(doc, file, m); !gpus) {
+    return gpus;
   }
   if (doc.contains("bandwidth_gbps")) {
     double gbps = 0;
     if (!get_field(doc, "bandwidth_gbps", gbps, error) || !(gbps > 0)) {
-      return description_error(file, error.empty() ? "'bandwidth_gbps' must be above 0" : error);
+      return machine_description_error(file,
+                                       error.empty() ? "'bandwidth_gbps' must be above 0" : error);
     }
     m.bandwidth_bytes_per_second = gbps * 1e9;
     m.bandwidth_source = "the description's bandwidth_gbps";
@@ -117,7 +147,7 @@ Expected<TargetMachine> read_description(const std::string& file) {
   }
   const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) {
-    return description_error(file, "it is not a JSON object");
+    return machine_description_error(file, "it is not a JSON object");
   }
   if (Status known = check_known_fields(doc, file); !known) {
     return known.error();
@@ -136,7 +166,7 @@ Expected<TargetMachine> read_description(const std::string& file) {
       return available.error();
     }
     if (*available > *memory) {
-      return description_error(file, "'available_gb' is more than 'memory_gb'");
+      return machine_description_error(file, "'available_gb' is more than 'memory_gb'");
     }
     m.available_bytes = *available;
   }
@@ -200,6 +230,25 @@ Expected<TargetMachine> find_target_machine(std::string_view spec, const platfor
   return read_description(std::string(spec));
 }
 
+Error machine_description_error(std::string_view file, const std::string& why) {
+  return Error{
+      fmt::format("machine description {}: {}; see docs/plan.md for its fields", file, why),
+      ExitCode::usage};
+}
+
+std::vector<rpc::WorkerInfo> described_workers(const TargetMachine& machine) {
+  std::vector<rpc::WorkerInfo> workers;
+  for (std::uint32_t i = 1; i < machine.nodes; ++i) {
+    rpc::WorkerInfo worker;
+    worker.endpoint = {std::string(kDescribedWorkerHost),
+                       kDescribedWorkerPort + static_cast<int>(i) - 1};
+    worker.version = rpc::kKnownVersion;
+    worker.devices.push_back({machine.available_bytes, machine.memory_bytes});
+    workers.push_back(std::move(worker));
+  }
+  return workers;
+}
+
 platform::Sysroot machine_sysroot(const TargetMachine& machine) {
   std::map<std::string, std::string> files;
   const std::uint64_t free_kb = machine.available_bytes / 1024;
@@ -210,9 +259,17 @@ platform::Sysroot machine_sysroot(const TargetMachine& machine) {
   if (machine.gb10_cpu) {
     files["/proc/cpuinfo"] = gb10_cpuinfo();
   }
+  std::vector<std::string> gpus;
   if (!machine.gpu.empty()) {
-    files["/proc/driver/nvidia/gpus/0000:01:00.0/information"] =
-        fmt::format("Model: \t\t {}\nBus Location: \t 0000:01:00.0\n", machine.gpu);
+    gpus.push_back(machine.gpu);
+  }
+  for (const DescribedGpu& gpu : machine.discrete_gpus) {
+    gpus.push_back(gpu.name);
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const std::string bus = described_pci_bus_id(i);
+    files["/proc/driver/nvidia/gpus/" + bus + "/information"] =
+        fmt::format("Model: \t\t {}\nBus Location: \t {}\n", gpus[i], bus);
   }
   return platform::Sysroot::in_memory(machine.name, std::move(files));
 }

@@ -1,5 +1,7 @@
 // The what-fits table: one launch plan per row and cache type, the largest context per slot
-// from the planner's own search (MemoryPlan::max_ctx_per_slot_that_fits), and launch's choice.
+// from the planner's own search (MemoryPlan::max_ctx_per_slot_that_fits; over RPC a search over
+// whole plans, every node checked), launch's choice, and the decode ceiling (summed over the
+// machines over RPC).
 #include "gb10tune/launch/what_fits.hpp"
 
 #include <fmt/format.h>
@@ -22,6 +24,33 @@ Expected<LaunchPlan> plan_request(const LaunchRequest& request, const PlannerCon
   return plan_launch(std::move(*draft), context, /*contact_workers=*/false);
 }
 
+// With workers: whether the plan of `request` fits every node.
+Expected<bool> fits_every_node(const LaunchRequest& request, const PlannerContext& context) {
+  auto planned = plan_request(request, context);
+  if (!planned) {
+    return planned.error();
+  }
+  return planned->rpc && planned->rpc->nodes.fits;
+}
+
+// With workers: the largest context per slot, in steps of 256, whose plan fits every node,
+// below `training` (which does not fit); 0 when not even 256 tokens fit.
+Expected<std::uint64_t> largest_over_nodes(LaunchRequest request, const PlannerContext& context,
+                                           std::uint64_t training) {
+  std::uint64_t low = 0;                        // in steps of 256: fits (0: nothing to fit)
+  std::uint64_t high = (training + 255) / 256;  // does not fit
+  while (high - low > 1) {
+    const std::uint64_t mid = low + (high - low) / 2;
+    request.values["ctx_per_slot"] = mid * 256;
+    auto fits = fits_every_node(request, context);
+    if (!fits) {
+      return fits.error();
+    }
+    (*fits ? low : high) = mid;
+  }
+  return low * 256;
+}
+
 // The largest context per slot that fits with `slots` slots and cache type `type`.
 Expected<std::uint64_t> largest_context(LaunchRequest request, const PlannerContext& context,
                                         std::uint32_t slots, std::string_view type,
@@ -34,6 +63,12 @@ Expected<std::uint64_t> largest_context(LaunchRequest request, const PlannerCont
   auto planned = plan_request(request, context);
   if (!planned) {
     return planned.error();
+  }
+  if (const auto& rpc = planned->rpc) {
+    if (!rpc->nodes.budgets_known) {
+      return Error{"a node's memory is unknown, so nothing can be checked"};
+    }
+    return rpc->nodes.fits ? training : largest_over_nodes(std::move(request), context, training);
   }
   const plan::MemoryPlan& p = planned->plan;
   if (!budget_known(p)) {
@@ -63,6 +98,14 @@ LaunchChoice choice_of(const LaunchPlan& p) {
   c.fitted = p.fit && !p.fit->given_up.empty();
   c.config = p.config;
   c.memory = p.plan;
+  if (p.rpc) {
+    c.rpc = p.rpc;
+    c.fits = p.rpc->nodes.fits;
+    c.total_bytes = p.rpc->nodes.total_bytes;
+    c.available_bytes = p.rpc->nodes.budgets_known
+                            ? std::optional<std::uint64_t>(p.rpc->nodes.available_bytes)
+                            : std::nullopt;
+  }
   return c;
 }
 
@@ -88,6 +131,48 @@ DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine&
   return c;
 }
 
+DecodeCeiling decode_ceiling_over_nodes(const model::ModelFacts& model, const rpc::NodePlan& nodes,
+                                        const TargetMachine& machine) {
+  DecodeCeiling c = decode_ceiling(model.bytes_read_per_token, machine, model.has_mtp());
+  c.left_out =
+      "what RPC costs per token (the graph when it changes, the hidden state in and out, a few "
+      "round trips) is left out: no measured figure (docs/rpc.md estimates about 0.15 ms per "
+      "token on a 200 Gb/s link, 4.5 ms on 1 GbE)";
+  std::vector<std::uint64_t> stack(nodes.nodes.size(), 0);
+  std::uint64_t whole = 0;
+  for (std::size_t i = 0; i < nodes.nodes.size(); ++i) {
+    const rpc::NodePart& part = nodes.nodes[i];
+    for (const std::uint32_t il : part.layers) {
+      const bool mtp = il < model.layers.size() && model.layers[il].mtp;
+      stack[i] += !mtp && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
+    }
+    stack[i] += part.output_layer ? model.output_weight_bytes : 0;
+    whole += stack[i];
+  }
+  if (!c.available || whole == 0) {
+    return c;
+  }
+  double seconds = 0;
+  std::uint64_t given = 0;
+  for (std::size_t i = 0; i < nodes.nodes.size(); ++i) {
+    const bool last = i + 1 == nodes.nodes.size();
+    const std::uint64_t bytes =
+        last ? c.bytes_per_token - given
+             : static_cast<std::uint64_t>(static_cast<double>(c.bytes_per_token) *
+                                          static_cast<double>(stack[i]) /
+                                          static_cast<double>(whole));
+    given += bytes;
+    const double node_seconds = static_cast<double>(bytes) / c.bandwidth_bytes_per_second;
+    c.nodes.push_back({nodes.nodes[i].node, bytes, node_seconds});
+    seconds += node_seconds;
+  }
+  const double scale = seconds > 0 ? 1.0 / seconds / c.tps : 1.0;
+  c.tps *= scale;
+  c.mtp_low_tps *= scale;
+  c.mtp_high_tps *= scale;
+  return c;
+}
+
 Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerContext& context,
                                   const TargetMachine& machine, std::uint32_t max_slots) {
   auto chosen = plan_request(request, context);
@@ -98,7 +183,8 @@ Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerCon
   const model::ModelFacts& model = chosen->draft.model;
   out.training_context = model.context_length;
   out.launch = choice_of(*chosen);
-  out.ceiling = decode_ceiling(model.bytes_read_per_token, machine, model.has_mtp());
+  out.ceiling = chosen->rpc ? decode_ceiling_over_nodes(model, chosen->rpc->nodes, machine)
+                            : decode_ceiling(model.bytes_read_per_token, machine, model.has_mtp());
   for (std::uint32_t slots = 1; slots <= max_slots; ++slots) {
     WhatFitsRow row;
     row.slots = slots;

@@ -2,10 +2,12 @@
 #include "gb10tune/report/plan_ahead_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 
+#include "gb10tune/report/node_report.hpp"
 #include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -32,13 +34,45 @@ std::string ceiling_line(const launch::DecodeCeiling& c) {
   std::string line = fmt::format(
       "decode ceiling (K12): {:.1f} t/s per stream = {:.0f} GB/s ({}) / {} read per token", c.tps,
       c.bandwidth_bytes_per_second / 1e9, c.bandwidth_source, format_bytes_si(c.bytes_per_token));
+  if (!c.nodes.empty()) {
+    std::vector<std::string> parts;
+    for (const launch::NodeRead& n : c.nodes) {
+      parts.push_back(
+          fmt::format("{} {} in {:.1f} ms", n.node, format_bytes_si(n.bytes), n.seconds * 1e3));
+    }
+    line += fmt::format(" (over RPC, one machine after the other: {})", fmt::join(parts, " + "));
+  }
   if (c.mtp_high_tps > 0) {
     line += fmt::format(
         "; with the MTP head {:.1f}–{:.1f} t/s (× mean accepted length {:.2f}–{:.2f}, K4; "
         "drafting costs more than one read, so a bound)",
         c.mtp_low_tps, c.mtp_high_tps, launch::kMtpMeanAcceptedLow, launch::kMtpMeanAcceptedHigh);
   }
+  if (!c.left_out.empty()) {
+    line += "; " + c.left_out;
+  }
   return line;
+}
+
+nlohmann::json ceiling_nodes_json(const launch::DecodeCeiling& c) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const launch::NodeRead& n : c.nodes) {
+    nodes.push_back({{"node", n.node}, {"bytes", n.bytes}, {"seconds", n.seconds}});
+  }
+  return nodes;
+}
+
+// A described machine's GPUs: its integrated one (one pool), or the discrete ones with their
+// memory (this machine's are read by the planner, not listed here).
+nlohmann::json machine_gpus_json(const launch::TargetMachine& m) {
+  nlohmann::json gpus = nlohmann::json::array();
+  if (!m.gpu.empty()) {
+    gpus.push_back({{"name", m.gpu}, {"integrated", true}, {"memory_bytes", nullptr}});
+  }
+  for (const launch::DescribedGpu& g : m.discrete_gpus) {
+    gpus.push_back({{"name", g.name}, {"integrated", false}, {"memory_bytes", g.memory_bytes}});
+  }
+  return gpus;
 }
 
 std::string choice_line(const launch::LaunchChoice& c) {
@@ -88,8 +122,13 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
                            static_cast<double>(std::max<std::uint64_t>(model.total_size(), 1)),
                        cached == 0 ? "" : fmt::format("; {} header(s) from the cache", cached));
   }
-  out += fmt::format("machine: {} ({}, {} available)\n", view.machine->description,
-                     view.machine->name, format_bytes(view.machine->available_bytes));
+  out += fmt::format("machine: {} ({}, {} available{})\n", view.machine->description,
+                     view.machine->name, format_bytes(view.machine->available_bytes),
+                     view.machine->nodes > 1 ? " on each" : "");
+  for (std::size_t i = 0; i < view.machine->discrete_gpus.size(); ++i) {
+    const launch::DescribedGpu& g = view.machine->discrete_gpus[i];
+    out += fmt::format("  CUDA{}: {}, {} of its own\n", i, g.name, format_bytes_si(g.memory_bytes));
+  }
   out += "llama-server: " + view.build + "\n\n";
   out +=
       style.bold(fmt::format("{:>6}  {:>14}  {:>14}", "slots", "ctx/slot f16", "ctx/slot q8_0")) +
@@ -105,6 +144,9 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
   out += ceiling_line(fits.ceiling) + "\n";
   out += choice_line(fits.launch) + "\n";
   out += "  " + shell_join(planned_argv(fits.launch)) + "\n";
+  if (fits.launch.rpc) {
+    out += render_rpc_text(*fits.launch.rpc, style);
+  }
   for (const std::string& note : fits.notes) {
     out += style.yellow("note: ") + note + "\n";
   }
@@ -145,7 +187,8 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
         {"description", view.machine->description},
         {"memory_bytes", view.machine->memory_bytes},
         {"available_bytes", view.machine->available_bytes},
-        {"backend", view.machine->backend}}},
+        {"backend", view.machine->backend},
+        {"described_gpus", machine_gpus_json(*view.machine)}}},
       {"llama_server", view.build},
       {"training_context", fits.training_context},
       {"what_fits", std::move(rows)},
@@ -157,7 +200,9 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
         {"bandwidth_source", c.bandwidth_source},
         {"tps", c.tps},
         {"mtp_tps_low", c.mtp_low_tps},
-        {"mtp_tps_high", c.mtp_high_tps}}},
+        {"mtp_tps_high", c.mtp_high_tps},
+        {"nodes", ceiling_nodes_json(c)},
+        {"left_out", c.left_out}}},
       {"launch",
        {{"argv", planned_argv(l)},
         {"slots", l.slots},
@@ -170,7 +215,8 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
         {"available_bytes", l.available_bytes ? nlohmann::json(*l.available_bytes) : nullptr},
         {"fits", l.fits},
         {"fitted", l.fitted},
-        {"memory", plan_to_json(model.facts, l.config, l.memory)["plan"]}}},
+        {"memory", plan_to_json(model.facts, l.config, l.memory)["plan"]},
+        {"rpc", l.rpc ? rpc_to_json(*l.rpc) : nlohmann::json(nullptr)}}},
       {"notes", fits.notes}};
   return doc;
 }
