@@ -3,9 +3,10 @@
 //   BM_WatchSample         one sample in-process (MemAvailable, the server's stat and status)
 //                          of a live process: cpu_us per sample, cpu_s_per_hour at 1 Hz
 //   BM_WatchPolicy         the decision core on one sample
-//   BM_WatchNvmlSession    the NVML per-process figure with the library kept loaded (skipped
-//                          without NVML), and BM_WatchNvmlReload with a load/init/unload per
-//                          call (what query_nvml does): why the watch keeps a session
+//   BM_WatchNvmlSession    the NVML per-process figure (/0) and every GPU's sensors (/1) with
+//                          the library kept loaded (skipped without NVML), and
+//                          BM_WatchNvmlReload with a load/init/unload per call (what
+//                          query_nvml does): why the watch keeps a session
 //   BM_WatchBinary         the real `gb10tune watch` guarding the stand-in llama-server, run
 //                          for 1 and for 1+N samples 10 ms apart: its CPU per sample from the
 //                          difference
@@ -102,15 +103,20 @@ void BM_WatchNvmlSession(benchmark::State& state) {
   const auto self = static_cast<std::uint32_t>(::getpid());
   const double cpu_before = process_cpu_seconds();
   for (auto _ : state) {
-    auto bytes = session.process_bytes(self);
-    benchmark::DoNotOptimize(bytes);
+    if (state.range(0) == 0) {
+      auto bytes = session.process_bytes(self);
+      benchmark::DoNotOptimize(bytes);
+    } else {
+      auto readings = session.readings();
+      benchmark::DoNotOptimize(readings);
+    }
   }
   const double per_call =
       (process_cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());
   state.counters["cpu_us"] = per_call * 1e6;
   state.counters["cpu_s_per_hour"] = per_call * 3600;
 }
-BENCHMARK(BM_WatchNvmlSession)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WatchNvmlSession)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_WatchNvmlReload(benchmark::State& state) {
   if (!platform::query_nvml().loaded) {

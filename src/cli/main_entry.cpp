@@ -11,9 +11,9 @@
 namespace gb10tune::cli {
 
 int main_entry(int argc, char** argv) {
-  auto backend = gpu::make_system_backend();
   Context ctx;
   ctx.env = platform::Environment::current();
+  auto backend = gpu::make_system_backend(platform::nvml_library(ctx.env));
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
   ctx.out_is_tty = platform::is_terminal(platform::kStdoutFd);

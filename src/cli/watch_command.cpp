@@ -181,11 +181,12 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   watch::SteadyWatchClock clock;
   const auto emit = watch_emitter(*outputs, event_printer(ctx, o.json), ctx.now_iso8601);
   const auto on_sample = watch_sample_sink(*outputs);
+  watch::GpuSources gpu = watch::gpu_sources(ctx.gpu, ctx.sysroot, ctx.env);
   watch::Supervisor supervisor(
       supervisor_options(o, *thresholds),
       {ctx.sysroot, paths, ctx.env, &control, &clock, emit, ctx.now_iso8601, on_sample},
-      watch::Sampler(ctx.sysroot, std::move(*meminfo),
-                     watch::gpu_bytes_source(ctx.gpu, ctx.sysroot)));
+      watch::Sampler(ctx.sysroot, std::move(*meminfo), std::move(gpu.process_bytes),
+                     std::move(gpu.readings)));
   const auto end = supervisor.run(*first);
   return end ? *end : report_failure(ctx, end.error(), true);
 }
@@ -250,8 +251,9 @@ Runner setup_watch(CLI::App& app) {
       ->option_text("DIR");
   sub->add_option("--metrics", o->outputs.metrics,
                   "Serve the watch's figures to Prometheus at http://ADDR:PORT/metrics "
-                  "(MemAvailable, swap, the server's RSS and GPU memory, the thresholds, the "
-                  "plan, warnings, stops and restarts); PORT alone binds 127.0.0.1")
+                  "(MemAvailable, swap, the server's RSS and GPU memory, each GPU's temperature, "
+                  "power and memory where NVML gives them, the thresholds, the plan, warnings, "
+                  "stops and restarts); PORT alone binds 127.0.0.1")
       ->option_text("[ADDR:]PORT");
   sub->add_option("--notify", o->outputs.notify,
                   "POST a JSON event to this http:// URL at every edge: the start (a heartbeat), "

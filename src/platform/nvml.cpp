@@ -8,10 +8,10 @@
 
 namespace gb10tune::platform {
 
-namespace {
-
 // The parts of NVML's C ABI gb10tune uses, declared here so that building needs no NVML
-// header. Layouts follow the stable v2 structures of nvml.h.
+// header. Layouts follow the stable v2 structures of nvml.h. A named namespace (not an anonymous
+// one): NvmlSession::Api holds these types.
+namespace nvml_abi {
 using NvmlReturn = int;
 using NvmlDevice = void*;
 struct NvmlProcessInfo {
@@ -36,6 +36,36 @@ struct NvmlPciInfo {  // nvmlPciInfo_t
 };
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
+constexpr unsigned int kNvmlTemperatureGpu = 0;   // NVML_TEMPERATURE_GPU
+constexpr unsigned int kNvmlNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+
+using NvmlProcessesFn = NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
+using NvmlMemoryFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
+using NvmlNameFn = NvmlReturn (*)(NvmlDevice, char*, unsigned int);
+using NvmlTemperatureFn = NvmlReturn (*)(NvmlDevice, unsigned int, unsigned int*);
+using NvmlMilliwattsFn = NvmlReturn (*)(NvmlDevice, unsigned int*);
+
+// The sensor entry points; each null where the library lacks it.
+struct NvmlSensorFns {
+  NvmlNameFn name = nullptr;                // nvmlDeviceGetName
+  NvmlTemperatureFn temperature = nullptr;  // nvmlDeviceGetTemperature
+  NvmlMilliwattsFn power = nullptr;         // nvmlDeviceGetPowerUsage
+  NvmlMilliwattsFn power_limit = nullptr;   // nvmlDeviceGetEnforcedPowerLimit
+  NvmlMemoryFn memory = nullptr;            // nvmlDeviceGetMemoryInfo
+};
+
+// One device of a session: NVML's index, its handle and its name (read once).
+struct NvmlDeviceEntry {
+  int index = 0;
+  NvmlDevice handle = nullptr;
+  std::string name;
+};
+
+}  // namespace nvml_abi
+
+namespace {
+
+using namespace nvml_abi;
 
 // Unloads the library on scope exit.
 class Library {
@@ -60,9 +90,14 @@ class Library {
 
 }  // namespace
 
-NvmlReport query_nvml() {
+std::string nvml_library(const Environment& env) {
+  const auto chosen = env.get(std::string(kNvmlLibraryVariable));
+  return chosen && !chosen->empty() ? *chosen : std::string(kNvmlDefaultLibrary);
+}
+
+NvmlReport query_nvml(const std::string& library) {
   NvmlReport report;
-  Library nvml("libnvidia-ml.so.1");
+  Library nvml(library.c_str());
   if (!nvml.loaded()) {
     const char* why = ::dlerror();
     report.detail = fmt::format("NVML not loaded: {}", why != nullptr ? why : "unknown reason");
@@ -75,14 +110,12 @@ NvmlReport query_nvml() {
   const auto device_count = nvml.symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
   const auto device_handle =
       nvml.symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
-  const auto processes = nvml.symbol<NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*)>(
-      "nvmlDeviceGetComputeRunningProcesses_v3");
-  const auto memory_info =
-      nvml.symbol<NvmlReturn (*)(NvmlDevice, NvmlMemory*)>("nvmlDeviceGetMemoryInfo");
+  const auto processes = nvml.symbol<NvmlProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v3");
+  const auto memory_info = nvml.symbol<NvmlMemoryFn>("nvmlDeviceGetMemoryInfo");
   const auto pci_info =
       nvml.symbol<NvmlReturn (*)(NvmlDevice, NvmlPciInfo*)>("nvmlDeviceGetPciInfo_v3");
   if (init == nullptr || shutdown == nullptr || driver_version == nullptr) {
-    report.detail = "NVML not usable: libnvidia-ml.so.1 lacks nvmlInit_v2 (driver too old)";
+    report.detail = fmt::format("NVML not usable: {} lacks nvmlInit_v2 (driver too old)", library);
     return report;
   }
   if (const NvmlReturn rc = init(); rc != kNvmlSuccess) {
@@ -90,7 +123,7 @@ NvmlReport query_nvml() {
     return report;
   }
   report.loaded = true;
-  report.detail = "libnvidia-ml.so.1";
+  report.detail = library;
   std::array<char, 96> version{};
   if (driver_version(version.data(), version.size()) == kNvmlSuccess) {
     report.driver_version = version.data();
@@ -140,18 +173,72 @@ NvmlReport query_nvml() {
 struct NvmlSession::Api {
   void* handle = nullptr;
   NvmlReturn (*shutdown)() = nullptr;
-  void* processes = nullptr;   // nvmlDeviceGetComputeRunningProcesses_v3
-  std::vector<void*> devices;  // nvmlDevice_t handles
+  NvmlProcessesFn processes = nullptr;
+  NvmlSensorFns sensors;  // each null where the library lacks it
+  std::vector<NvmlDeviceEntry> devices;
 };
 
 namespace {
 
-using NvmlProcessesFn = NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
+// The sensor entry points of the library `handle`; those it lacks stay null.
+NvmlSensorFns resolve_sensors(void* handle) {
+  NvmlSensorFns fns;
+  fns.name = reinterpret_cast<NvmlNameFn>(::dlsym(handle, "nvmlDeviceGetName"));
+  fns.temperature =
+      reinterpret_cast<NvmlTemperatureFn>(::dlsym(handle, "nvmlDeviceGetTemperature"));
+  fns.power = reinterpret_cast<NvmlMilliwattsFn>(::dlsym(handle, "nvmlDeviceGetPowerUsage"));
+  fns.power_limit =
+      reinterpret_cast<NvmlMilliwattsFn>(::dlsym(handle, "nvmlDeviceGetEnforcedPowerLimit"));
+  fns.memory = reinterpret_cast<NvmlMemoryFn>(::dlsym(handle, "nvmlDeviceGetMemoryInfo"));
+  return fns;
+}
+
+// The name NVML gives `device`; "" when it gives none.
+std::string nvml_device_name(const NvmlSensorFns& fns, NvmlDevice device) {
+  std::array<char, kNvmlNameBufferSize> name{};
+  if (fns.name == nullptr || fns.name(device, name.data(), name.size()) != kNvmlSuccess) {
+    return {};
+  }
+  name.back() = '\0';
+  return name.data();
+}
+
+// A milliwatt figure in watts; nullopt when the entry point is missing or the call fails
+// (NVML_ERROR_NOT_SUPPORTED included).
+std::optional<double> nvml_watts(NvmlMilliwattsFn fn, NvmlDevice device) {
+  unsigned int milliwatts = 0;
+  if (fn == nullptr || fn(device, &milliwatts) != kNvmlSuccess) {
+    return std::nullopt;
+  }
+  return static_cast<double>(milliwatts) / 1000.0;
+}
+
+// One device's sensors now.
+GpuReading read_nvml_device(const NvmlSensorFns& fns, const NvmlDeviceEntry& device) {
+  GpuReading reading;
+  reading.nvml_index = device.index;
+  reading.name = device.name;
+  unsigned int celsius = 0;
+  if (fns.temperature != nullptr &&
+      fns.temperature(device.handle, kNvmlTemperatureGpu, &celsius) == kNvmlSuccess) {
+    reading.temperature_celsius = static_cast<double>(celsius);
+  }
+  reading.power_watts = nvml_watts(fns.power, device.handle);
+  reading.power_limit_watts = nvml_watts(fns.power_limit, device.handle);
+  NvmlMemory memory{};
+  // A total of 0 is no figure either: a device without memory of its own.
+  if (fns.memory != nullptr && fns.memory(device.handle, &memory) == kNvmlSuccess &&
+      memory.total > 0) {
+    reading.memory_used_bytes = memory.used;
+    reading.memory_total_bytes = memory.total;
+  }
+  return reading;
+}
 
 }  // namespace
 
-NvmlSession::NvmlSession() {
-  void* handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+NvmlSession::NvmlSession(const std::string& library) {
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return;
   }
@@ -160,7 +247,9 @@ NvmlSession::NvmlSession() {
   const auto sym = [handle](const char* name) { return ::dlsym(handle, name); };
   const auto init = reinterpret_cast<NvmlReturn (*)()>(sym("nvmlInit_v2"));
   m_api->shutdown = reinterpret_cast<NvmlReturn (*)()>(sym("nvmlShutdown"));
-  m_api->processes = sym("nvmlDeviceGetComputeRunningProcesses_v3");
+  m_api->processes =
+      reinterpret_cast<NvmlProcessesFn>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+  m_api->sensors = resolve_sensors(handle);
   const auto device_count =
       reinterpret_cast<NvmlReturn (*)(unsigned int*)>(sym("nvmlDeviceGetCount_v2"));
   const auto device_handle = reinterpret_cast<NvmlReturn (*)(unsigned int, NvmlDevice*)>(
@@ -175,7 +264,8 @@ NvmlSession::NvmlSession() {
     for (unsigned int index = 0; index < count; ++index) {
       NvmlDevice device = nullptr;
       if (device_handle(index, &device) == kNvmlSuccess) {
-        m_api->devices.push_back(device);
+        m_api->devices.push_back(
+            {static_cast<int>(index), device, nvml_device_name(m_api->sensors, device)});
       }
     }
   }
@@ -199,11 +289,10 @@ std::optional<std::uint64_t> NvmlSession::process_bytes(std::uint32_t pid) const
   }
   std::uint64_t bytes = 0;
   bool any = false;
-  const auto processes = reinterpret_cast<NvmlProcessesFn>(m_api->processes);
   std::array<NvmlProcessInfo, 256> infos{};
-  for (NvmlDevice device : m_api->devices) {
+  for (const NvmlDeviceEntry& device : m_api->devices) {
     unsigned int n = infos.size();
-    if (processes(device, &n, infos.data()) != kNvmlSuccess) {
+    if (m_api->processes(device.handle, &n, infos.data()) != kNvmlSuccess) {
       continue;
     }
     any = true;
@@ -214,6 +303,17 @@ std::optional<std::uint64_t> NvmlSession::process_bytes(std::uint32_t pid) const
     }
   }
   return any ? std::optional<std::uint64_t>(bytes) : std::nullopt;
+}
+
+std::vector<GpuReading> NvmlSession::readings() const {
+  std::vector<GpuReading> out;
+  if (!m_usable) {
+    return out;
+  }
+  for (const NvmlDeviceEntry& device : m_api->devices) {
+    out.push_back(read_nvml_device(m_api->sensors, device));
+  }
+  return out;
 }
 
 }  // namespace gb10tune::platform

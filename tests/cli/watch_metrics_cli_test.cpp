@@ -3,57 +3,19 @@
 // that is taken is a usage error naming it.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <map>
-#include <sstream>
-
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/http_listener.hpp"
 #include "gb10tune/platform/process.hpp"
 #include "gb10tune/sys/meminfo.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/background_run.hpp"
+#include "support/prometheus_scrape.hpp"
 #include "support/stand_in.hpp"
 
 namespace gb10tune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Fetches `url` until it answers with the server's RSS (10 s at most) and parses it with
-// prometheus_client's text parser: "name value" per sample, or the error.
-std::map<std::string, double> scrape_and_parse(const std::string& url, std::string& error) {
-  const std::string script = R"(
-import sys, time, urllib.request
-from prometheus_client.parser import text_string_to_metric_families
-text = ""
-for _ in range(100):
-    try:
-        text = urllib.request.urlopen(sys.argv[1], timeout=2).read().decode()
-        if "gb10tune_watch_server_rss_bytes" in text:
-            break
-    except OSError:
-        pass
-    time.sleep(0.1)
-for family in text_string_to_metric_families(text):
-    for sample in family.samples:
-        print(sample.name, repr(sample.value))
-)";
-  // The distribution's interpreter: python3-prometheus-client installs for it.
-  const auto run = platform::run_capture({"/usr/bin/python3", "-c", script, url}, 30s);
-  std::map<std::string, double> values;
-  if (!run || run->exit_status != 0) {
-    error = run ? run->output : run.error().message;
-    return values;
-  }
-  std::istringstream lines(run->output);
-  std::string name;
-  double value = 0;
-  while (lines >> name >> value) {
-    values[name] = value;
-  }
-  return values;
-}
 
 TEST(CliWatchMetrics, AScrapeParsesAndAgreesWithProc) {
   TempDir dir;
@@ -64,7 +26,8 @@ TEST(CliWatchMetrics, AScrapeParsesAndAgreesWithProc) {
   const int port = free_tcp_port();
   BackgroundRun watch({"watch", "--metrics", std::to_string(port), "--interval", "0.2"}, {});
   std::string error;
-  const auto values = scrape_and_parse(fmt::format("http://127.0.0.1:{}/metrics", port), error);
+  const auto values = scrape_prometheus(fmt::format("http://127.0.0.1:{}/metrics", port),
+                                        "gb10tune_watch_server_rss_bytes", error);
   ASSERT_TRUE(error.empty()) << error;
   const auto rss = sys::read_process_memory(platform::Sysroot(), pid);
   const auto meminfo = sys::read_meminfo(platform::Sysroot());

@@ -76,6 +76,60 @@ TEST(WatchMetrics, AServerThatIsDownHasNoFigures) {
   EXPECT_EQ(text.find("server_rss_bytes"), std::string::npos);
 }
 
+// An H200 that reports everything and a GB10 that reports its temperature only.
+std::vector<gpu::GpuReading> metrics_gpus() {
+  gpu::GpuReading h200;
+  h200.nvml_index = 0;
+  h200.name = "NVIDIA H200";
+  h200.temperature_celsius = 61;
+  h200.power_watts = 123.456;
+  h200.power_limit_watts = 700;
+  h200.memory_used_bytes = kMetricsGiB;
+  h200.memory_total_bytes = 140 * kMetricsGiB;
+  gpu::GpuReading gb10;
+  gb10.nvml_index = 1;
+  gb10.name = "NVIDIA \"GB10\"\\x";
+  gb10.temperature_celsius = 48;
+  return {h200, gb10};
+}
+
+TEST(WatchMetrics, EachGpuInBaseUnitsWithItsIndexAndUnknownLeftOut) {
+  WatchMetrics metrics;
+  Sample sample;
+  sample.gpus = metrics_gpus();
+  metrics.last = sample;
+  const std::string text = render_prometheus(metrics);
+  EXPECT_TRUE(exposes(text, "# TYPE gb10tune_watch_gpu_info gauge"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_info{gpu=\"0\",name=\"NVIDIA H200\"} 1"));
+  EXPECT_TRUE(exposes(text, R"(gb10tune_watch_gpu_info{gpu="1",name="NVIDIA \"GB10\"\\x"} 1)"))
+      << text;
+  EXPECT_TRUE(exposes(text, "# TYPE gb10tune_watch_gpu_temperature_celsius gauge"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_temperature_celsius{gpu=\"0\"} 61"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_temperature_celsius{gpu=\"1\"} 48"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_power_watts{gpu=\"0\"} 123.456"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_power_limit_watts{gpu=\"0\"} 700"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_memory_used_bytes{gpu=\"0\"} 1073741824"));
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_memory_total_bytes{gpu=\"0\"} 150323855360"));
+  // The GB10's unknown figures are not written as 0: no line for gpu 1 at all.
+  EXPECT_EQ(text.find("power_watts{gpu=\"1\"}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("memory_used_bytes{gpu=\"1\"}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("memory_total_bytes{gpu=\"1\"}"), std::string::npos) << text;
+}
+
+TEST(WatchMetrics, AFigureNoGpuHasIsNoFamily) {
+  WatchMetrics metrics;
+  Sample sample;
+  sample.gpus = {metrics_gpus()[1]};
+  metrics.last = sample;
+  const std::string text = render_prometheus(metrics);
+  EXPECT_TRUE(exposes(text, "gb10tune_watch_gpu_temperature_celsius{gpu=\"1\"} 48")) << text;
+  EXPECT_EQ(text.find("gpu_power"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpu_memory"), std::string::npos) << text;
+  // Without NVML there are no GPU families at all.
+  metrics.last->gpus.clear();
+  EXPECT_EQ(render_prometheus(metrics).find("gpu_"), std::string::npos);
+}
+
 TEST(WatchMetrics, AddressesDefaultToLoopback) {
   EXPECT_EQ(parse_metrics_address("9464")->to_string(), "127.0.0.1:9464");
   EXPECT_EQ(parse_metrics_address(":9464")->to_string(), "127.0.0.1:9464");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/watch/watch_events.hpp"
 #include "gb10tune/watch/watch_units.hpp"
 #include "support/fake_proc.hpp"
@@ -161,6 +162,71 @@ TEST(WatchEvents, TextAndJsonLinesCarryTheFigures) {
   EXPECT_TRUE(plain["at"].is_null());
   EXPECT_EQ(render_event_text(stopped, ""),
             "stopped: llama-server pid 4242 ended on SIGTERM after 0.2 s\n");
+}
+
+TEST(WatchEvents, JsonLinesCarryEachGpuWithNullForWhatIsUnknown) {
+  Event e;
+  e.kind = EventKind::low;
+  e.sampled = true;
+  gpu::GpuReading gpu;
+  gpu.nvml_index = 1;
+  gpu.name = "NVIDIA GB10";
+  gpu.temperature_celsius = 48;
+  gpu.power_watts = 31.5;
+  e.gpus = {gpu};
+  const auto doc = nlohmann::json::parse(render_event_json_line(e, ""));
+  ASSERT_EQ(doc["gpus"].size(), 1U);
+  const auto& first = doc["gpus"][0];
+  EXPECT_EQ(first["index"], 1);
+  EXPECT_EQ(first["name"], "NVIDIA GB10");
+  EXPECT_EQ(first["temperature_celsius"], 48.0);
+  EXPECT_EQ(first["power_watts"], 31.5);
+  EXPECT_TRUE(first["power_limit_watts"].is_null());
+  EXPECT_TRUE(first["memory_used_bytes"].is_null());
+  EXPECT_TRUE(first["memory_total_bytes"].is_null());
+  // The text line stays as short as before.
+  EXPECT_EQ(render_event_text(e, "").find("48"), std::string::npos);
+  e.gpus.clear();
+  EXPECT_TRUE(event_to_json(e, "")["gpus"].empty());
+}
+
+TEST(WatchSampler, EverySampleReadsTheGpusWhetherTheServerRunsOrNot) {
+  TempDir root;
+  root.write("proc/meminfo", meminfo_text(20'000'000));
+  int reads = 0;
+  const Sampler sampler(platform::Sysroot(root.path()),
+                        meminfo_from(platform::Sysroot(root.path())), {}, [&reads] {
+                          gpu::GpuReading gpu;
+                          gpu.temperature_celsius = 50 + ++reads;
+                          return std::vector<gpu::GpuReading>{gpu};
+                        });
+  const auto first = sampler.take(1.0, WatchedProcess{});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->gpus.size(), 1U);
+  EXPECT_EQ(first->gpus[0].temperature_celsius, 51.0);
+  EXPECT_EQ(sampler.take(2.0, WatchedProcess{})->gpus.at(0).temperature_celsius, 52.0);
+  EXPECT_EQ(reads, 2);
+}
+
+TEST(WatchSampler, NvmlIsAskedWhereTheDriverListsAGpuOrALibraryIsNamed) {
+  TempDir root;
+  const testing::ScopedEnv devices{"FAKE_NVML_DEVICES", "1"};
+  const testing::ScopedEnv temperature{"FAKE_NVML_TEMPERATURE", "64"};
+  const auto backend = gpu::make_system_backend(GB10TUNE_FAKE_NVML);
+  platform::Environment env;
+  const platform::Sysroot bare(root.path());
+  EXPECT_FALSE(gpu_sources(backend.get(), bare, env).readings);
+  EXPECT_FALSE(gpu_sources(backend.get(), bare, env).process_bytes);
+  root.write("proc/driver/nvidia/gpus/0000:01:00.0/information", "Model: NVIDIA H200\n");
+  const auto listed = gpu_sources(backend.get(), bare, env);
+  ASSERT_TRUE(listed.readings);
+  EXPECT_EQ(listed.readings().at(0).temperature_celsius, 64.0);
+  std::filesystem::remove_all(root.path() / "proc/driver");
+  env.set("GB10TUNE_NVML_LIBRARY", GB10TUNE_FAKE_NVML);
+  const auto chosen = gpu_sources(backend.get(), bare, env);
+  ASSERT_TRUE(chosen.readings && chosen.process_bytes);
+  EXPECT_EQ(chosen.process_bytes(4242), 0U);
+  EXPECT_FALSE(gpu_sources(nullptr, bare, env).readings);
 }
 
 TEST(WatchUnits, TheWatchRunsBesideTheServerAndATimerRunsVerify) {

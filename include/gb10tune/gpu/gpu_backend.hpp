@@ -5,8 +5,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "gb10tune/gpu/gpu_info.hpp"
+#include "gb10tune/platform/nvml.hpp"
 
 namespace gb10tune::gpu {
 
@@ -31,10 +34,15 @@ class GpuBackend {
     }
     return bytes;
   }
+  // Each GPU's sensors now (temperature, power, its limit, memory), for a caller that asks
+  // every second (`watch`); a figure NVML does not give is nullopt. Empty when NVML is not
+  // usable (and in a backend that does not read sensors). Never throws.
+  virtual std::vector<GpuReading> gpu_readings() { return {}; }
 };
 
-// The backend of this build: CUDA runtime + NVML (dlopen), or one that answers
-// "built without CUDA" (NVML is still tried).
-std::unique_ptr<GpuBackend> make_system_backend();
+// The backend of this build: CUDA runtime + NVML (dlopen of `nvml_library`, see
+// platform::nvml_library), or one that answers "built without CUDA" (NVML is still tried).
+std::unique_ptr<GpuBackend> make_system_backend(
+    std::string nvml_library = std::string(platform::kNvmlDefaultLibrary));
 
 }  // namespace gb10tune::gpu

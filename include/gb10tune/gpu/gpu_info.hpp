@@ -13,6 +13,7 @@ namespace gb10tune::gpu {
 using platform::GpuDevice;
 using platform::GpuMemory;
 using platform::GpuProcessMemory;
+using platform::GpuReading;
 using platform::GpuReport;
 using platform::GpuStatus;
 using platform::NvmlReport;

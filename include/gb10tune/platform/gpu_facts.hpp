@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,20 @@ struct GpuMemory {
   std::uint64_t free_bytes = 0;
   // false: NVML could not list the device's compute processes (per-process figures unknown)
   bool processes_listed = true;
+};
+
+// One GPU's sensors as NVML reads them at one moment (nvmlDeviceGetName, …GetTemperature,
+// …GetPowerUsage, …GetEnforcedPowerLimit, …GetMemoryInfo). A figure the device or the driver
+// does not give (NVML_ERROR_NOT_SUPPORTED, a symbol the library lacks, any other error) is
+// nullopt, never 0: a GB10 has no dedicated memory to report (K3).
+struct GpuReading {
+  int nvml_index = 0;
+  std::string name;                           // "NVIDIA H200"; "" when NVML does not name it
+  std::optional<double> temperature_celsius;  // the GPU die (NVML_TEMPERATURE_GPU)
+  std::optional<double> power_watts;          // the board's draw now
+  std::optional<double> power_limit_watts;    // the limit the driver enforces
+  std::optional<std::uint64_t> memory_used_bytes;
+  std::optional<std::uint64_t> memory_total_bytes;
 };
 
 // What NVML (loaded at run time) says; its absence is a normal answer.

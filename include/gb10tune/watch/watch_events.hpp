@@ -10,12 +10,13 @@
 namespace gb10tune::watch {
 
 // "2026-12-01T11:02:03Z low: MemAvailable 9.8 GiB is below --warn 12.0 GiB (server pid 4242,
-// RSS 20.1 GiB)" and a newline; `at` is the wall-clock time (may be empty).
+// RSS 20.1 GiB)" and a newline; `at` is the wall-clock time (may be empty). The GPU sensors
+// are left out, so that the line stays short (the JSON line carries them).
 std::string render_event_text(const Event& event, const std::string& at);
 
 // The event as one JSON object: the shared envelope (schema_version, tool, version,
 // command "watch") plus event, at, t_s, mem_available_bytes and the event's own fields; null
-// for figures not known.
+// for figures not known; `gpus` lists the sample's GPU sensors (empty without a sample or NVML).
 nlohmann::json event_to_json(const Event& event, const std::string& at);
 
 // event_to_json on one line, with a newline.

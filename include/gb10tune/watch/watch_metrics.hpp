@@ -1,6 +1,6 @@
 // What `gb10tune watch --metrics` serves: the latest sample and counts of the watch's events,
 // rendered in Prometheus' text exposition format (version 0.0.4), names and units after its
-// conventions (gb10tune_watch_*, _bytes, _total).
+// conventions (gb10tune_watch_*, base units: _bytes, _celsius, _watts; counters _total).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,9 @@ struct WatchMetrics {
 void count_event(WatchMetrics& metrics, const Event& event);
 
 // The exposition of `metrics`: # HELP and # TYPE for every family, one line per value, the
-// server's figures only while a sample saw it running. Never fails.
+// server's figures only while a sample saw it running; the GPUs' sensors one line per GPU
+// (label gpu="INDEX"; gpu_info also names it), a figure NVML does not give left out (a family
+// no GPU has, entirely). Never fails.
 std::string render_prometheus(const WatchMetrics& metrics);
 
 // The address of --metrics: "PORT", ":PORT", "ADDR:PORT" or "[V6]:PORT", on 127.0.0.1 unless

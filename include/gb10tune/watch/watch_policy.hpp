@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gb10tune/gpu/gpu_info.hpp"
+
 namespace gb10tune::watch {
 
 // The memory thresholds, in bytes of MemAvailable.
@@ -39,6 +41,7 @@ struct Sample {
   bool server_running = false;         // the watched server's process exists (not a zombie)
   std::optional<std::uint64_t> server_rss_bytes;
   std::optional<std::uint64_t> server_gpu_bytes;  // NVML's per-process figure, where there is one
+  std::vector<gpu::GpuReading> gpus;              // each GPU's sensors, where NVML reads them
 };
 
 // What happened, or what the caller must do.
@@ -70,6 +73,7 @@ struct Event {
   std::uint64_t threshold_bytes = 0;  // the threshold crossed (warn, floor, or restart need)
   std::optional<std::uint64_t> server_rss_bytes;
   std::optional<std::uint64_t> server_gpu_bytes;
+  std::vector<gpu::GpuReading> gpus;  // the sample's GPU sensors (none: not sampled, no NVML)
   int attempt = 0;      // restart, restart_failed, restarted, gave_up: the attempt number
   double delay_s = 0;   // restart: the back-off waited before this attempt
   int pid = 0;          // filled by the caller

@@ -389,6 +389,7 @@ void Supervisor::begin(const std::optional<launch::RunningServer>& first) {
     event.sampled = true;
     event.message += fmt::format("; MemAvailable {} now", format_bytes(now->available_bytes));
   }
+  event.gpus = m_sampler.gpus();
   emit(event);
 }
 

@@ -11,6 +11,23 @@ namespace {
 
 using nlohmann::json;
 
+// The figure, or null when it is unknown.
+template <class T>
+json figure_or_null(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// One GPU's sensors: its NVML index and name, then each figure (null: NVML does not give it).
+json gpu_reading_json(const gpu::GpuReading& gpu) {
+  return {{"index", gpu.nvml_index},
+          {"name", gpu.name.empty() ? json(nullptr) : json(gpu.name)},
+          {"temperature_celsius", figure_or_null(gpu.temperature_celsius)},
+          {"power_watts", figure_or_null(gpu.power_watts)},
+          {"power_limit_watts", figure_or_null(gpu.power_limit_watts)},
+          {"memory_used_bytes", figure_or_null(gpu.memory_used_bytes)},
+          {"memory_total_bytes", figure_or_null(gpu.memory_total_bytes)}};
+}
+
 // ", server pid 4242: RSS 20.1 GiB, GPU 1.2 GiB" where known.
 std::string watch_server_part(const Event& event) {
   std::string out;
@@ -79,8 +96,12 @@ json event_to_json(const Event& event, const std::string& at) {
   doc["mem_available_bytes"] = event.sampled ? json(event.available_bytes) : json(nullptr);
   doc["threshold_bytes"] = event.threshold_bytes == 0 ? json(nullptr) : json(event.threshold_bytes);
   doc["pid"] = event.pid > 0 ? json(event.pid) : json(nullptr);
-  doc["rss_bytes"] = event.server_rss_bytes ? json(*event.server_rss_bytes) : json(nullptr);
-  doc["gpu_bytes"] = event.server_gpu_bytes ? json(*event.server_gpu_bytes) : json(nullptr);
+  doc["rss_bytes"] = figure_or_null(event.server_rss_bytes);
+  doc["gpu_bytes"] = figure_or_null(event.server_gpu_bytes);
+  doc["gpus"] = json::array();
+  for (const gpu::GpuReading& gpu : event.gpus) {
+    doc["gpus"].push_back(gpu_reading_json(gpu));
+  }
   doc["attempt"] = event.attempt;
   doc["delay_s"] = event.delay_s;
   doc["message"] = watch_event_body(event);

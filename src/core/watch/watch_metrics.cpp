@@ -3,21 +3,29 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <vector>
 
 namespace gb10tune::watch {
 
 namespace {
 
-// One metric family with one unlabelled value; whole numbers (every byte count) as integers.
+// A value as the exposition writes it: whole numbers (every byte count) as integers.
+std::string exposition_number(double value) {
+  return value == std::floor(value) && std::fabs(value) < 9.0e15 ? fmt::format("{:.0f}", value)
+                                                                 : fmt::format("{}", value);
+}
+
+// "# HELP" and "# TYPE" of a family.
+std::string family_header(std::string_view name, std::string_view type, std::string_view help) {
+  return fmt::format("# HELP gb10tune_watch_{0} {1}\n# TYPE gb10tune_watch_{0} {2}\n", name, help,
+                     type);
+}
+
+// One metric family with one unlabelled value.
 void add_family(std::string& out, std::string_view name, std::string_view type,
                 std::string_view help, double value) {
-  const std::string text = value == std::floor(value) && std::fabs(value) < 9.0e15
-                               ? fmt::format("{:.0f}", value)
-                               : fmt::format("{}", value);
-  out += fmt::format(
-      "# HELP gb10tune_watch_{0} {1}\n# TYPE gb10tune_watch_{0} {2}\n"
-      "gb10tune_watch_{0} {3}\n",
-      name, help, type, text);
+  out += family_header(name, type, help) +
+         fmt::format("gb10tune_watch_{} {}\n", name, exposition_number(value));
 }
 
 void add_gauge(std::string& out, std::string_view name, std::string_view help, double value) {
@@ -52,6 +60,55 @@ void add_sample(std::string& out, const Sample& s, const WatchMetrics& m) {
   }
 }
 
+// A label value escaped as the text format asks: backslash, double quote and newline.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    out += c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : std::string(1, c);
+  }
+  return out;
+}
+
+// A gauge family with one line per GPU whose figure is known, labelled with its NVML index; no
+// family at all (not even its # HELP) when no GPU has the figure: unknown is not 0.
+template <class Figure>
+void add_gpu_gauge(std::string& out, std::string_view name, std::string_view help,
+                   const std::vector<gpu::GpuReading>& gpus, Figure figure) {
+  std::string lines;
+  for (const gpu::GpuReading& gpu : gpus) {
+    if (const auto value = figure(gpu)) {
+      lines += fmt::format("gb10tune_watch_{}{{gpu=\"{}\"}} {}\n", name, gpu.nvml_index,
+                           exposition_number(static_cast<double>(*value)));
+    }
+  }
+  if (!lines.empty()) {
+    out += family_header(name, "gauge", help) + lines;
+  }
+}
+
+// The GPUs NVML reads: an info family naming each, then each sensor in base units.
+void add_gpus(std::string& out, const std::vector<gpu::GpuReading>& gpus) {
+  if (gpus.empty()) {
+    return;
+  }
+  out += family_header("gpu_info", "gauge", "1 for each GPU NVML lists, its index and name.");
+  for (const gpu::GpuReading& gpu : gpus) {
+    out += fmt::format("gb10tune_watch_gpu_info{{gpu=\"{}\",name=\"{}\"}} 1\n", gpu.nvml_index,
+                       label_value(gpu.name));
+  }
+  using Reading = gpu::GpuReading;
+  add_gpu_gauge(out, "gpu_temperature_celsius", "The GPU's temperature (NVML).", gpus,
+                [](const Reading& g) { return g.temperature_celsius; });
+  add_gpu_gauge(out, "gpu_power_watts", "The GPU board's power draw (NVML).", gpus,
+                [](const Reading& g) { return g.power_watts; });
+  add_gpu_gauge(out, "gpu_power_limit_watts", "The power limit the driver enforces (NVML).", gpus,
+                [](const Reading& g) { return g.power_limit_watts; });
+  add_gpu_gauge(out, "gpu_memory_used_bytes", "The GPU's memory in use (NVML).", gpus,
+                [](const Reading& g) { return g.memory_used_bytes; });
+  add_gpu_gauge(out, "gpu_memory_total_bytes", "The GPU's own memory (NVML).", gpus,
+                [](const Reading& g) { return g.memory_total_bytes; });
+}
+
 }  // namespace
 
 void count_event(WatchMetrics& metrics, const Event& event) {
@@ -83,6 +140,7 @@ std::string render_prometheus(const WatchMetrics& m) {
   std::string out;
   if (m.last) {
     add_sample(out, *m.last, m);
+    add_gpus(out, m.last->gpus);
   }
   add_gauge(out, "warn_threshold_bytes", "MemAvailable below which the watch warns (--warn).",
             as_double(m.thresholds.warn_bytes));

@@ -54,6 +54,7 @@ Event WatchPolicy::make(EventKind kind, const Sample& sample, std::uint64_t thre
   event.threshold_bytes = threshold;
   event.server_rss_bytes = sample.server_rss_bytes;
   event.server_gpu_bytes = sample.server_gpu_bytes;
+  event.gpus = sample.gpus;
   event.attempt = m_attempt;
   return event;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "gb10tune/platform/nvml.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -44,15 +45,27 @@ Expected<MemInfoSource> meminfo_replay(const std::filesystem::path& dir) {
   return meminfo_sequence(std::move(files));
 }
 
-GpuBytesSource gpu_bytes_source(gpu::GpuBackend* backend, const platform::Sysroot& root) {
-  if (backend == nullptr || sys::nvidia_gpu_count(root) == 0) {
+GpuSources gpu_sources(gpu::GpuBackend* backend, const platform::Sysroot& root,
+                       const platform::Environment& env) {
+  const bool chosen = platform::nvml_library(env) != platform::kNvmlDefaultLibrary;
+  if (backend == nullptr || (sys::nvidia_gpu_count(root) == 0 && !chosen)) {
     return {};
   }
-  return [backend](int pid) { return backend->process_gpu_bytes(static_cast<std::uint32_t>(pid)); };
+  return {
+      [backend](int pid) { return backend->process_gpu_bytes(static_cast<std::uint32_t>(pid)); },
+      [backend] { return backend->gpu_readings(); }};
 }
 
-Sampler::Sampler(platform::Sysroot root, MemInfoSource meminfo, GpuBytesSource gpu)
-    : m_root(std::move(root)), m_meminfo(std::move(meminfo)), m_gpu(std::move(gpu)) {}
+Sampler::Sampler(platform::Sysroot root, MemInfoSource meminfo, GpuBytesSource gpu,
+                 GpuReadingsSource readings)
+    : m_root(std::move(root)),
+      m_meminfo(std::move(meminfo)),
+      m_gpu(std::move(gpu)),
+      m_readings(std::move(readings)) {}
+
+std::vector<gpu::GpuReading> Sampler::gpus() const {
+  return m_readings ? m_readings() : std::vector<gpu::GpuReading>{};
+}
 
 bool Sampler::running(const WatchedProcess& server) const {
   if (server.pid <= 0) {
@@ -74,6 +87,7 @@ Expected<Sample> Sampler::take(double t_s, const WatchedProcess& server) const {
   sample.swap_total_bytes = memory->swap_total_bytes;
   sample.swap_used_bytes =
       memory->swap_total_bytes - std::min(memory->swap_free_bytes, memory->swap_total_bytes);
+  sample.gpus = gpus();
   sample.server_running = running(server);
   if (sample.server_running) {
     if (const auto rss = sys::read_process_memory(m_root, server.pid)) {
