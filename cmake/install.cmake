@@ -32,6 +32,25 @@ install(FILES ${GB10TUNE_MANUAL_DIR}/completions/_gb10tune
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 install(FILES ${GB10TUNE_MANUAL_DIR}/completions/gb10tune.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+# The systemd user unit template gb10tune@.service and the commented example of its instance
+# configuration. A user unit, so that the server runs as the user whose state directory verify,
+# stop and watch read. The directory is systemd's own (prefix/lib/systemd/user, which systemd
+# searches under /usr and /usr/local), not CMAKE_INSTALL_LIBDIR: a multiarch libdir such as
+# lib/aarch64-linux-gnu is not searched for units. The unit names the installed binary, so it
+# is written at install time, under the prefix of that install (cpack's /usr included).
+set(GB10TUNE_SYSTEMD_USER_UNIT_DIR "lib/systemd/user"
+    CACHE STRING "Where the systemd user unit template goes, relative to the install prefix")
+set(GB10TUNE_UNIT_EXAMPLE_DIR ${CMAKE_INSTALL_DATADIR}/gb10tune/units)
+set(GB10TUNE_UNIT_BUILT ${CMAKE_CURRENT_BINARY_DIR}/systemd/gb10tune@.service)
+install(CODE "
+  set(GB10TUNE_UNIT_PROGRAM \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/gb10tune\")
+  set(GB10TUNE_UNIT_EXAMPLE
+      \"\${CMAKE_INSTALL_PREFIX}/${GB10TUNE_UNIT_EXAMPLE_DIR}/example.conf\")
+  configure_file(\"${CMAKE_CURRENT_SOURCE_DIR}/dist/systemd/gb10tune@.service.in\"
+                 \"${GB10TUNE_UNIT_BUILT}\" @ONLY)")
+install(FILES ${GB10TUNE_UNIT_BUILT} DESTINATION ${GB10TUNE_SYSTEMD_USER_UNIT_DIR})
+install(FILES dist/systemd/gb10tune-unit.conf.example DESTINATION ${GB10TUNE_UNIT_EXAMPLE_DIR}
+        RENAME example.conf)
 
 # --- the Debian package: cpack -G DEB in the build folder ---------------------------------------
 set(CPACK_GENERATOR DEB)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package from the release build (build/, as scripts/setup.sh configures it),
 # unpacks it into a scratch root and runs what it installed there: `gb10tune --version`,
-# `--version --json`, `probe`, `man` on the installed pages and the installed bash completion.
+# `--version --json`, `probe`, `man` on the installed pages and the installed bash completion,
+# and checks that the systemd unit template (naming /usr/bin/gb10tune) and its example are there.
 #
 #   scripts/package.sh    prints the package's path on success; exits 1 naming the failed step
 set -euo pipefail
@@ -34,8 +35,12 @@ offers=$(bash --norc -c "source '$root/usr/share/bash-completion/completions/gb1
   COMP_WORDS=(gb10tune launch --print '') COMP_CWORD=3 && _gb10tune && echo \"\${COMPREPLY[*]}\"")
 [ "$offers" = "systemd llama-swap preset" ] || fail "the installed bash completion offered '$offers'"
 for file in usr/share/zsh/site-functions/_gb10tune usr/share/fish/vendor_completions.d/gb10tune.fish \
-  usr/share/doc/gb10tune/README.md usr/share/gb10tune/configs/gb10-dense-mtp.json; do
+  usr/share/doc/gb10tune/README.md usr/share/gb10tune/configs/gb10-dense-mtp.json \
+  usr/lib/systemd/user/gb10tune@.service usr/share/gb10tune/units/example.conf; do
   [ -s "$root/$file" ] || fail "$file is not in the package"
 done
+# The unit template runs the packaged binary, not the build machine's install prefix.
+grep -qx 'ExecStart=/usr/bin/gb10tune launch --foreground --model ${MODEL} $ARGS' \
+  "$root/usr/lib/systemd/user/gb10tune@.service" || fail "the unit template's ExecStart="
 step "ok: $deb"
 echo "$deb"

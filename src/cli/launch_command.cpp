@@ -1,5 +1,6 @@
 #include "launch_command.hpp"
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -8,6 +9,9 @@
 #include "failure.hpp"
 #include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/launch_session.hpp"
+#include "gb10tune/launch/replan_command.hpp"
+#include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/sys/process_info.hpp"
 #include "launch_start.hpp"
 #include "setting_options.hpp"
 
@@ -20,7 +24,10 @@ struct LaunchOptions {
   bool dry_run = false;
   bool json = false;
   bool explain = false;
-  std::string print;  // --print: an export instead of a start
+  bool foreground = false;  // --foreground: become the server instead of starting it
+  std::string log;          // --log: the server's output with --foreground
+  std::string print;        // --print: an export instead of a start
+  std::string form;         // --form: replan or frozen ("" = the export's default)
   launch::LaunchRequest request;
 };
 
@@ -46,13 +53,41 @@ void say_on_stderr(Context& ctx, const launch::LaunchPlan& plan) {
   }
 }
 
-// --print: the same command as a start would run (after the fit), for another supervisor.
-ExitCode print_export(Context& ctx, const launch::LaunchPlan& plan, const std::string& kind) {
+// The re-planning command of an export: this gb10tune (its /proc/self/exe) launched in the
+// foreground with what `asked` asked.
+Expected<std::vector<std::string>> replan_command(const launch::LaunchRequest& asked,
+                                                  const launch::LaunchPlan& plan) {
+  const auto self = sys::read_process_exe(platform::Sysroot(), platform::current_pid());
+  if (!self || self->deleted) {
+    return Error{
+        "the re-planning form of --print needs this gb10tune's own path, and "
+        "/proc/self/exe does not give it (no /proc, or the binary was replaced); use "
+        "--form frozen for the planned command itself",
+        ExitCode::failed};
+  }
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  return launch::replan_argv(self->path, asked, ec ? std::filesystem::path("/") : cwd,
+                             plan.draft.server_path);
+}
+
+// --print: the same command as a start would run (after the fit), for another supervisor; or,
+// re-planning, the command that plans and fits again at each start.
+ExitCode print_export(Context& ctx, const LaunchOptions& in, const launch::LaunchRequest& asked,
+                      const launch::LaunchPlan& plan) {
   if (auto fits = launch::check_export(plan); !fits) {
     return report_failure(ctx, fits.error());
   }
   say_on_stderr(ctx, plan);
-  const auto text = launch::render_launch_export(kind, launch::export_inputs(plan));
+  launch::ExportInputs inputs = launch::export_inputs(plan);
+  if (in.form.empty() ? launch::replans_by_default(in.print) : in.form == "replan") {
+    auto argv = replan_command(asked, plan);
+    if (!argv) {
+      return report_failure(ctx, argv.error());
+    }
+    inputs.replan = std::move(*argv);
+  }
+  const auto text = launch::render_launch_export(in.print, inputs);
   if (!text) {
     return report_failure(ctx, text.error());
   }
@@ -83,6 +118,7 @@ ExitCode show_plan(Context& ctx, const LaunchOptions& in, const report::LaunchPr
 
 ExitCode run(LaunchOptions in, Context& ctx) {
   const launch::PlannerContext context = planner_context(ctx);
+  const launch::LaunchRequest asked = in.request;  // as given, for a re-planning export
   auto draft = launch::draft_launch(std::move(in.request), context);
   if (!draft) {
     return report_failure(ctx, draft.error());
@@ -90,7 +126,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   // Two launches must not both find the memory free: the lock is held from the memory check
   // until the server is ready.
   std::optional<launch::LaunchLease> lease;
-  if (!in.dry_run && in.print.empty()) {
+  if (!in.dry_run && in.print.empty()) {  // a start, detached or in the foreground
     auto begun = launch::begin_launch(ctx.env, ctx.sysroot, context.note);
     if (!begun) {
       return report_failure(ctx, begun.error());
@@ -103,7 +139,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     return report_failure(ctx, plan.error());
   }
   if (!in.print.empty()) {
-    return print_export(ctx, *plan, in.print);
+    return print_export(ctx, in, asked, *plan);
   }
   const report::LaunchPreview preview = launch::preview_of(*plan);
   const auto refusal = launch::start_refusal(*plan);
@@ -114,6 +150,12 @@ ExitCode run(LaunchOptions in, Context& ctx) {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
   } else {
     say_on_stderr(ctx, *plan);
+  }
+  if (in.foreground) {
+    std::error_code ec;
+    const auto log =
+        in.log.empty() ? std::filesystem::path() : std::filesystem::absolute(in.log, ec);
+    return start_foreground(ctx, *lease, preview, plan->draft.settings, log);
   }
   return start_launch(ctx, *lease, preview, plan->draft.settings, in.json);
 }
@@ -152,12 +194,31 @@ Runner setup_launch(CLI::App& app) {
                   "Spread the model over llama.cpp RPC workers (rpc-server): each is asked for "
                   "its protocol version and memory, and the plan is checked per machine")
       ->option_text("HOST:PORT[,HOST:PORT…]");
-  sub->add_option("--print", o->print,
-                  "Print a systemd unit, llama-swap's model entry or a router preset section for "
-                  "the same command; "
-                  "start nothing")
-      ->check(CLI::IsMember({"systemd", "llama-swap", "preset"}))
-      ->option_text("systemd|llama-swap|preset");
+  CLI::Option* print =
+      sub->add_option("--print", o->print,
+                      "Print a systemd unit, llama-swap's model entry or a router preset section "
+                      "for the same command; "
+                      "start nothing")
+          ->check(CLI::IsMember({"systemd", "llama-swap", "preset"}))
+          ->option_text("systemd|llama-swap|preset");
+  sub->add_option("--form", o->form,
+                  "With --print systemd|llama-swap: replan (the default) runs `gb10tune launch "
+                  "--foreground` with this command line, planning and fitting again at each "
+                  "start; frozen runs the command planned now. A preset is always frozen")
+      ->check(CLI::IsMember({"replan", "frozen"}))
+      ->option_text("replan|frozen")
+      ->needs(print);
+  CLI::Option* foreground = sub->add_flag(
+      "--foreground", o->foreground,
+      "Plan, fit and check as launch does, write the state record, then become llama-server "
+      "(the same pid) for a supervisor such as systemd or llama-swap: no detaching, no wait for "
+      "/health, no start measurement; its output stays on stdout and stderr");
+  foreground->excludes("--dry-run")->excludes(print)->excludes("--json");
+  sub->add_option("--log", o->log,
+                  "With --foreground: append the server's output to FILE instead of stdout and "
+                  "stderr")
+      ->option_text("FILE")
+      ->needs(foreground);
   sub->add_option("--profile", o->request.profile,
                   "gb10-dense-mtp, gb10-moe, single-slot, or a JSON file (default: by model)")
       ->option_text("NAME|FILE");

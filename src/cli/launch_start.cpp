@@ -6,7 +6,9 @@
 
 #include "failure.hpp"
 #include "gb10tune/http/http_client.hpp"
+#include "gb10tune/launch/server_exec.hpp"
 #include "gb10tune/launch/start_measurement.hpp"
+#include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/util/line_printer.hpp"
 
@@ -61,16 +63,15 @@ void say_tuned_profile(Context& ctx, const report::LaunchPreview& preview, const
   }
 }
 
-}  // namespace
-
-ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
-                      const report::LaunchPreview& preview, const launch::LaunchSettings& settings,
-                      bool json) {
-  say_removed_variables(ctx, *preview.environment);
+// What a start of the previewed command under `lease` asks of the core; a usage Error for a
+// host and port that make no URL.
+Expected<launch::StartRequest> start_request(Context& ctx, const launch::LaunchLease& lease,
+                                             const report::LaunchPreview& preview,
+                                             const launch::LaunchSettings& settings) {
   const std::string url_text = launch::launch_url(settings);
   const auto url = http::parse_url(url_text);
   if (!url) {
-    return report_failure(ctx, Error{url.error().message, ExitCode::usage});
+    return Error{url.error().message, ExitCode::usage};
   }
   const std::string now = ctx.now_iso8601 ? ctx.now_iso8601() : "";
   launch::StartRequest request;
@@ -80,8 +81,41 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
   request.url = *url;
   request.timeout = std::chrono::seconds(settings.integer("timeout_s"));
   request.record = launch::make_launch_record(preview, lease.paths, url_text, now);
+  return request;
+}
 
-  const auto started = start_with_progress(ctx, request);
+}  // namespace
+
+ExitCode start_foreground(Context& ctx, const launch::LaunchLease& lease,
+                          const report::LaunchPreview& preview,
+                          const launch::LaunchSettings& settings,
+                          const std::filesystem::path& log) {
+  say_removed_variables(ctx, *preview.environment);
+  const auto request = start_request(ctx, lease, preview, settings);
+  if (!request) {
+    return report_failure(ctx, request.error());
+  }
+  *ctx.err << fmt::format(
+      "gb10tune launch: llama-server runs in the foreground as pid {} at {}, its output {}; "
+      "nothing waits for /health here (the supervisor's health check does) and the start is not "
+      "measured: check it with `gb10tune verify` once it answers\n",
+      platform::current_pid(), request->record.url,
+      log.empty() ? std::string("on this process's stdout and stderr") : "in " + log.string());
+  ctx.out->flush();
+  ctx.err->flush();
+  return report_failure(ctx, launch::exec_server(*request, log));
+}
+
+ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
+                      const report::LaunchPreview& preview, const launch::LaunchSettings& settings,
+                      bool json) {
+  say_removed_variables(ctx, *preview.environment);
+  const auto request = start_request(ctx, lease, preview, settings);
+  if (!request) {
+    return report_failure(ctx, request.error());
+  }
+  const std::string url_text = request->record.url;
+  const auto started = start_with_progress(ctx, *request);
   if (!started) {
     return report_failure(ctx, started.error());
   }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <utility>
 
+#include "exec_words.hpp"
+
 namespace gb10tune::platform {
 
 namespace {
@@ -72,18 +74,8 @@ Expected<Child> Child::spawn(const std::vector<std::string>& argv,
                     "'{}'",
                     argv.empty() ? std::string() : argv[0])};
   }
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const std::string& arg : argv) {
-    args.push_back(const_cast<char*>(arg.c_str()));
-  }
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  envp.reserve(env.size() + 1);
-  for (const std::string& entry : env) {
-    envp.push_back(const_cast<char*>(entry.c_str()));
-  }
-  envp.push_back(nullptr);
+  std::vector<char*> args = detail::exec_words(argv);
+  std::vector<char*> envp = detail::exec_words(env);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

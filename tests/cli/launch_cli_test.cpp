@@ -774,8 +774,8 @@ TEST(CliLaunchCommand, SystemdUnitRunsTheSameCommand) {
   ModelsFolder f;
   const auto result =
       testing::run_cli_on("gb10",
-                          {"launch", "--print", "systemd", "--model", f.model, "--llama-server",
-                           testing::stand_in_server_path().string()},
+                          {"launch", "--print", "systemd", "--form", "frozen", "--model", f.model,
+                           "--llama-server", testing::stand_in_server_path().string()},
                           {});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("UnsetEnvironment=GGML_CUDA_ENABLE_UNIFIED_MEMORY"), std::string::npos);
@@ -806,7 +806,7 @@ testing::CliResult launch_on_model(const ModelsFolder& f, std::vector<std::strin
 OddModelUnit odd_model_unit(const ModelsFolder& f) {
   const auto planned = launch_on_model(f, {"--dry-run", "--json"});
   EXPECT_EQ(planned.exit_code, 0) << planned.err;
-  const auto printed = launch_on_model(f, {"--print", "systemd"});
+  const auto printed = launch_on_model(f, {"--print", "systemd", "--form", "frozen"});
   EXPECT_EQ(printed.exit_code, 0) << printed.err;
   OddModelUnit out;
   if (planned.exit_code == 0) {
@@ -871,9 +871,10 @@ TEST(CliLaunchCommand, SystemdUnitRefusesAServerPathSystemdCannotRun) {
   const auto server = f.dir.path() / "o'brien" / "llama-server";
   std::filesystem::create_directories(server.parent_path());
   std::filesystem::create_symlink(testing::stand_in_server_path(), server);
-  const auto result = testing::run_cli_on(
-      "gb10",
-      {"launch", "--print", "systemd", "--model", f.model, "--llama-server", server.string()}, {});
+  const auto result = testing::run_cli_on("gb10",
+                                          {"launch", "--print", "systemd", "--form", "frozen",
+                                           "--model", f.model, "--llama-server", server.string()},
+                                          {});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_TRUE(result.out.empty()) << result.out;
   EXPECT_NE(result.err.find(server.string()), std::string::npos) << result.err;
@@ -882,7 +883,7 @@ TEST(CliLaunchCommand, SystemdUnitRefusesAServerPathSystemdCannotRun) {
 
 TEST(CliLaunchCommand, LlamaSwapEntryRunsTheSameCommandOnItsPort) {
   ModelsFolder f;
-  const auto result = launch_on_model(f, {"--print", "llama-swap"});
+  const auto result = launch_on_model(f, {"--print", "llama-swap", "--form", "frozen"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   // Read back by a YAML parser: models → one entry → cmd, ttl, checkEndpoint and nothing else.
   YAML::Node doc;
@@ -1147,17 +1148,17 @@ TEST(CliLaunchCommand, NoOptionsOnASmallMachineFitsTheDefaultProfile) {
             std::string::npos)
       << doc["command_line"]["shell"];
 
-  // Every export carries the fitted command, not the profile's (a unit with the 24 GiB cache
-  // would not fit), and says on stderr what was lowered.
+  // Every frozen export carries the fitted command, not the profile's (a unit with the 24 GiB
+  // cache would not fit), and says on stderr what was lowered.
   const std::string chosen = doc["fit"]["given_up"][0]["chosen"].dump();
   for (const auto& [kind, expect] :
        std::vector<std::pair<std::string, std::string>>{{"systemd", "--cache-ram " + chosen},
                                                         {"llama-swap", "--cache-ram " + chosen},
                                                         {"preset", "cache-ram = " + chosen}}) {
     const auto exported =
-        testing::run_binary({"--sysroot", root.path().string(), "launch", "--print", kind,
-                             "--models-dir", (dir.path() / "models").string(), "--llama-server",
-                             testing::stand_in_server_path().string()},
+        testing::run_binary({"--sysroot", root.path().string(), "launch", "--print", kind, "--form",
+                             "frozen", "--models-dir", (dir.path() / "models").string(),
+                             "--llama-server", testing::stand_in_server_path().string()},
                             {"-u", "XDG_CONFIG_HOME", "HOME=" + dir.path().string()});
     EXPECT_EQ(exported.exit_code, 0) << kind << ": " << exported.out;
     EXPECT_NE(exported.out.find(expect), std::string::npos) << kind << ": " << exported.out;

@@ -21,10 +21,15 @@ struct ExportInputs {
   const server::ServerFlags* flags = nullptr;  // the build's options, for a preset's keys
   std::vector<rpc::Endpoint> workers;          // over RPC: a unit for each worker too
   std::string rpc;                             // the --rpc list as given, for a description
+  // The re-planning form (replan_command.hpp): what the supervisor runs instead of the planned
+  // command (the head's, over RPC); empty = the frozen form, the planned command itself.
+  std::vector<std::string> replan;
 };
 
-// The text of export `kind` ("systemd", "llama-swap" or "preset"). A usage Error for another
-// kind, and the Errors of the renderers (server_exports.hpp) for what a field cannot carry.
+// The text of export `kind` ("systemd", "llama-swap" or "preset"), in the re-planning form when
+// inputs.replan is set. A usage Error for another kind or for a preset asked to re-plan (the
+// router runs llama-server itself), and the Errors of the renderers (server_exports.hpp) for
+// what a field cannot carry.
 Expected<std::string> render_launch_export(const std::string& kind, const ExportInputs& inputs);
 
 }  // namespace gb10tune::launch

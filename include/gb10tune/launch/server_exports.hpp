@@ -33,7 +33,8 @@ struct LlamaSwapEntry {
 };
 
 // A `models:` map with one entry for llama-swap's config.yaml: `cmd` (/usr/bin/env -u NAME…
-// then the argv, shell-quoted, with --port ${PORT}), `ttl` and `checkEndpoint: /health`.
+// when there are names to unset, then the argv, shell-quoted, with --port ${PORT}), `ttl` and
+// `checkEndpoint: /health`.
 // Strings are YAML double-quoted.
 std::string render_llama_swap_entry(const LlamaSwapEntry& entry);
 

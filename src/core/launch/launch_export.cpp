@@ -13,10 +13,12 @@ namespace {
 // One unit per node: the head's here, each worker's for its own machine (started first).
 Expected<std::string> systemd_units(const ExportInputs& in) {
   SystemdUnit unit;
-  unit.argv = in.built->command.argv;
-  unit.unset_env = variables_to_unset(*in.built);
+  unit.argv = in.replan.empty() ? in.built->command.argv : in.replan;
+  // Re-planning, gb10tune cleans the environment itself at each start (and says so).
+  unit.unset_env = in.replan.empty() ? variables_to_unset(*in.built) : std::vector<std::string>{};
   unit.description =
-      fmt::format("llama-server ({}) planned by gb10tune", in.model.filename().string());
+      fmt::format("llama-server ({}) planned by gb10tune{}", in.model.filename().string(),
+                  in.replan.empty() ? "" : " at each start");
   if (!in.workers.empty()) {
     unit.description += fmt::format(" over RPC workers {}", in.rpc);
   }
@@ -55,14 +57,23 @@ Expected<std::string> systemd_units(const ExportInputs& in) {
 }  // namespace
 
 Expected<std::string> render_launch_export(const std::string& kind, const ExportInputs& in) {
+  if (kind == "preset" && !in.replan.empty()) {
+    return Error{
+        "--print preset has only the frozen form: llama-server's router starts the model's server "
+        "itself, with the preset's options, so gb10tune cannot plan at its start; use --form "
+        "frozen (or leave --form out) with --print preset",
+        ExitCode::usage};
+  }
   if (kind == "preset") {
     return render_models_preset(in.model.stem().string(), in.built->command.argv, *in.flags);
   }
   if (kind == "llama-swap") {
     LlamaSwapEntry entry;
     entry.name = in.model.stem().string();
-    entry.argv = in.built->command.argv;
-    entry.unset_env = variables_to_unset(*in.built);
+    entry.argv = in.replan.empty() ? in.built->command.argv : in.replan;
+    if (in.replan.empty()) {
+      entry.unset_env = variables_to_unset(*in.built);
+    }
     return render_llama_swap_entry(entry);
   }
   if (kind == "systemd") {

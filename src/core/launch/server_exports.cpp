@@ -72,38 +72,48 @@ std::string yaml_quote(std::string_view text) {
 }  // namespace
 
 std::string render_llama_swap_entry(const LlamaSwapEntry& entry) {
-  std::string cmd = "/usr/bin/env";
+  std::string cmd = entry.unset_env.empty() ? "" : "/usr/bin/env";
   for (const auto& name : entry.unset_env) {
     cmd += " -u " + shell_quote(name);
   }
   bool port_seen = false;
   for (std::size_t i = 0; i < entry.argv.size(); ++i) {
     const std::string& word = entry.argv[i];
+    if (!cmd.empty()) {
+      cmd += ' ';
+    }
     if (word.rfind("--port=", 0) == 0) {
-      cmd += " --port ${PORT}";
+      cmd += "--port ${PORT}";
       port_seen = true;
     } else if (word == "--port" && i + 1 < entry.argv.size()) {
-      cmd += " --port ${PORT}";
+      cmd += "--port ${PORT}";
       port_seen = true;
       ++i;
     } else {
-      cmd += " " + shell_quote(word);
+      cmd += shell_quote(word);
     }
   }
   if (!port_seen) {
     cmd += " --port ${PORT}";
   }
+  const char* how =
+      entry.unset_env.empty()
+          ? "# gb10tune launch --foreground plans, fits and cleans the environment at each start,\n"
+            "# then becomes llama-server (llama-swap owns it). Check a start with `gb10tune "
+            "verify`.\n"
+          : "# The trap variable GGML_CUDA_ENABLE_UNIFIED_MEMORY is removed by env -u, since\n"
+            "# llama-swap passes its own environment on. Check each start with\n"
+            "# `gb10tune verify --url http://127.0.0.1:PORT`.\n";
   return fmt::format(
       "# Written by gb10tune launch --print llama-swap: this model's entry for llama-swap's\n"
-      "# config.yaml (merge it into `models:`). llama-swap picks the port; the trap variable\n"
-      "# GGML_CUDA_ENABLE_UNIFIED_MEMORY is removed by env -u, since llama-swap passes its own\n"
-      "# environment on. Check each start with `gb10tune verify --url http://127.0.0.1:PORT`.\n"
+      "# config.yaml (merge it into `models:`). llama-swap picks the port.\n"
+      "{}"
       "models:\n"
       "  {}:\n"
       "    cmd: {}\n"
       "    ttl: {}\n"
       "    checkEndpoint: \"/health\"\n",
-      yaml_quote(entry.name), yaml_quote(cmd), entry.ttl_seconds);
+      how, yaml_quote(entry.name), yaml_quote(cmd), entry.ttl_seconds);
 }
 
 Expected<std::string> render_models_preset(const std::string& name,

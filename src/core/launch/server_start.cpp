@@ -20,6 +20,7 @@
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
+#include "start_checks.hpp"
 
 namespace gb10tune::launch {
 
@@ -122,6 +123,15 @@ class LogWatcher {
   LoadLogReader m_reader;
 };
 
+}  // namespace
+
+namespace detail {
+
+std::string start_header(const std::vector<std::string>& argv) {
+  return fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion, iso_now(),
+                     shell_join(argv));
+}
+
 // Builds the Error of a failed start; `log_text` is what this start logged.
 Error failure_error(StartFailure failure, const std::string& how, const std::string& evidence,
                     const std::string& log_text, const fs::path& log_path) {
@@ -150,10 +160,7 @@ Error failure_error(StartFailure failure, const std::string& how, const std::str
                                                                         : ExitCode::server_failed};
 }
 
-}  // namespace
-
-Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
-                                   const std::atomic<bool>& interrupted) {
+Expected<std::vector<std::string>> checked_start(const StartRequest& request) {
   const StatePaths& paths = request.paths;
   if (request.argv.empty() || request.argv[0].empty() || request.argv[0].front() != '/') {
     return Error{"internal: start_server needs argv[0] to be the absolute path of llama-server",
@@ -189,13 +196,57 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
                     request.url.to_string(), answer->status),
         "", "", paths.log);
   }
+  return argv;
+}
+
+Status save_started(const StartRequest& request, int pid, const std::string& executable,
+                    LaunchRecord& record) {
+  record.pid = pid;
+  if (const auto stat = sys::read_process_stat(platform::Sysroot(), pid)) {
+    record.start_time_ticks = stat->start_time_ticks;
+  }
+  if (!executable.empty()) {
+    record.server_path = executable;
+  } else if (record.server_path.empty()) {
+    record.server_path = request.argv[0];
+  }
+  if (record.argv.empty()) {
+    record.argv = request.argv;
+  }
+  if (record.url.empty()) {
+    record.url = request.url.to_string();
+  }
+  if (record.launched_at.empty()) {
+    record.launched_at = iso_now();
+  }
+  if (record.gb10tune_version.empty()) {
+    record.gb10tune_version = std::string(kToolVersion);
+  }
+  if (Status saved = platform::write_file_atomic(request.paths.pid_file, fmt::format("{}\n", pid));
+      !saved) {
+    return saved;
+  }
+  return write_launch_record(request.paths.record, record);
+}
+
+}  // namespace detail
+
+using detail::failure_error;
+
+Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
+                                   const std::atomic<bool>& interrupted) {
+  const StatePaths& paths = request.paths;
+  auto checked = detail::checked_start(request);
+  if (!checked) {
+    return checked.error();
+  }
+  const std::vector<std::string>& argv = *checked;
 
   auto log_fd = platform::open_log_for_append(paths.log);
   if (!log_fd) {
     return Error{log_fd.error().message, ExitCode::server_failed};
   }
-  const std::string header = fmt::format("==== {} {} launch at {}: {}\n", kToolName, kToolVersion,
-                                         iso_now(), shell_join(request.argv));
+  const std::string header = detail::start_header(request.argv);
   const std::uintmax_t region = platform::append_text(*log_fd, header) + header.size();
 
   auto spawned = platform::Child::spawn(argv, request.env.to_strings(), log_fd->get());
@@ -207,42 +258,22 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   }
   platform::Child child = std::move(spawned).value();
   const auto spawned_at = Clock::now();
-  const platform::Sysroot live;
 
   StartResult result;
   result.pid = child.pid();
-  if (const auto stat = sys::read_process_stat(live, child.pid())) {
-    result.start_time_ticks = stat->start_time_ticks;
-  }
   LaunchRecord record = request.record;
-  record.pid = result.pid;
-  record.start_time_ticks = result.start_time_ticks;
   // The executable as the kernel resolved it (symlinks followed): what stop compares
   // /proc/<pid>/exe with later, even if a symlink in argv[0] is re-pointed meanwhile.
-  if (const auto exe = sys::read_process_exe(live, child.pid()); exe && !exe->deleted) {
-    record.server_path = exe->path;
-  } else if (record.server_path.empty()) {
-    record.server_path = request.argv[0];
-  }
-  if (record.argv.empty()) {
-    record.argv = request.argv;
+  std::string executable;
+  if (const auto exe = sys::read_process_exe(platform::Sysroot(), result.pid);
+      exe && !exe->deleted) {
+    executable = exe->path;
   }
   if (record.log_path.empty()) {
     record.log_path = paths.log.string();
   }
-  if (record.url.empty()) {
-    record.url = request.url.to_string();
-  }
-  if (record.launched_at.empty()) {
-    record.launched_at = iso_now();
-  }
-  if (record.gb10tune_version.empty()) {
-    record.gb10tune_version = std::string(kToolVersion);
-  }
-  Status saved = platform::write_file_atomic(paths.pid_file, fmt::format("{}\n", result.pid));
-  if (saved) {
-    saved = write_launch_record(paths.record, record);
-  }
+  Status saved = detail::save_started(request, result.pid, executable, record);
+  result.start_time_ticks = record.start_time_ticks;
   if (!saved) {
     const platform::ChildExit stopped = child.terminate(kStopGrace);
     clear_launch_state(paths);
