@@ -15,7 +15,8 @@
 # runtime, and platform is where the rest is):
 #   - including an OS header: <unistd.h>, <fcntl.h>, <poll.h>, <spawn.h>, <dlfcn.h>, <pwd.h>,
 #     <grp.h>, <dirent.h>, <netdb.h>, <termios.h>, <signal.h>, <pthread.h>, <ifaddrs.h>,
-#     <syslog.h>, <sys/...>, <linux/...>, <asm/...>, the CUDA runtime or NVML headers. The
+#     <syslog.h>, <sys/...>, <linux/...>, <asm/...>, the CUDA runtime or NVML headers, OpenSSL's
+#     <openssl/...> (TLS lives in platform, which alone links libssl). The
 #     address-format headers <arpa/inet.h> and <netinet/in.h> are allowed: inet_pton parses
 #     text, it touches nothing;
 #   - calling a function of SYSTEM_CALLS below, with or without a leading `::` (a member
@@ -59,7 +60,7 @@ SYSTEM_CALLS=(
 
 OS_HEADERS='unistd\.h|fcntl\.h|poll\.h|spawn\.h|dlfcn\.h|pwd\.h|grp\.h|dirent\.h|netdb\.h'
 OS_HEADERS+='|termios\.h|signal\.h|pthread\.h|ifaddrs\.h|syslog\.h|sys/[^>]*|linux/[^>]*'
-OS_HEADERS+='|asm/[^>]*|cuda\.h|cuda_runtime[^>]*|nvml\.h'
+OS_HEADERS+='|asm/[^>]*|cuda\.h|cuda_runtime[^>]*|nvml\.h|openssl/[^>]*'
 
 names=$(
   IFS='|'

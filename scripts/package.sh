@@ -19,6 +19,8 @@ step() { echo "package.sh: $*" >&2; }
 fail() { echo "package.sh: FAILED: $*" >&2; exit 1; }
 
 step "$(dpkg-deb -f "$deb" Package Version Architecture Depends | tr '\n' ' ')"
+# The binary links libssl (https): dpkg-shlibdeps must have named it (libssl3, or libssl3t64).
+grep -q 'libssl3' <<<"$(dpkg-deb -f "$deb" Depends)" || fail "the package's Depends lacks libssl3"
 bin=$root/usr/bin/gb10tune
 # Output is captured before it is searched: grep -q ending a pipe early would fail it (pipefail).
 out=$("$bin" --version) && grep -q '^gb10tune ' <<<"$out" || fail "the installed gb10tune --version"

@@ -147,12 +147,13 @@ Runner setup_plan(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "plan",
       "Plan a model before downloading it, for this machine or another: read only its GGUF "
-      "header (a local file, whole or header-only, a split model, or an http:// URL read with "
-      "range requests), plan it with launch's own planner, and print for 1…N slots the largest "
+      "header (a local file, whole or header-only, a split model, or an http(s):// URL read "
+      "with range requests), plan it with launch's own planner, and print for 1…N slots the "
+      "largest "
       "context per slot that fits (KV f16 and q8_0), the decode ceiling and what launch would "
       "choose. No llama-server binary is needed.");
   sub->add_option("model", o->model,
-                  "The model: a .gguf file or an http:// URL (its first shard "
+                  "The model: a .gguf file or an http(s):// URL (its first shard "
                   "for a split model)")
       ->required()
       ->option_text("FILE|URL");

@@ -256,9 +256,9 @@ Runner setup_watch(CLI::App& app) {
                   "stops and restarts); PORT alone binds 127.0.0.1")
       ->option_text("[ADDR:]PORT");
   sub->add_option("--notify", o->outputs.notify,
-                  "POST a JSON event to this http:// URL at every edge: the start (a heartbeat), "
-                  "a warning and its clearing, a stop, a restart, giving up; from a thread of its "
-                  "own with 3 tries, so a receiver that hangs never delays a sample")
+                  "POST a JSON event to this http(s):// URL at every edge: the start (a "
+                  "heartbeat), a warning and its clearing, a stop, a restart, giving up; from a "
+                  "thread of its own with 3 tries, so a receiver that hangs never delays a sample")
       ->option_text("URL");
   sub->add_option("--notify-format", o->outputs.notify_format,
                   "The body --notify posts: generic (the event's JSON), slack ({\"text\": …}) or "

@@ -43,9 +43,8 @@ Status start_notify(WatchOutputs& outputs, const WatchOutputOptions& options) {
   }
   const auto url = http::parse_url(options.notify);
   if (!url) {
-    return Error{fmt::format("--notify '{}': {}; give http://HOST[:PORT][/PATH] (a relay for an "
-                             "https webhook)",
-                             options.notify, url.error().message),
+    return Error{fmt::format("--notify '{}': {}; give http[s]://HOST[:PORT][/PATH]", options.notify,
+                             url.error().message),
                  ExitCode::usage};
   }
   outputs.format = *format;

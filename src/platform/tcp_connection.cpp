@@ -187,6 +187,10 @@ Expected<TcpConnection> TcpConnection::connect(const std::string& host, int port
   return TcpConnection(std::move(fd), peer);
 }
 
+bool TcpConnection::wait_ready(bool for_write, Deadline deadline) const {
+  return wait_for(m_fd.get(), for_write ? POLLOUT : POLLIN, deadline);
+}
+
 Status TcpConnection::send_all(const std::vector<std::uint8_t>& bytes, Deadline deadline) {
   return send_all(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                   deadline);

@@ -11,6 +11,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/http_listener.hpp"
 #include "support/stand_in.hpp"
+#include "support/tls_peer.hpp"
 
 namespace gb10tune::testing {
 namespace {
@@ -63,6 +64,16 @@ std::vector<nlohmann::json> watch_with_notify(const std::string& url, TempDir& d
   return lines;
 }
 
+// The "notify/event" of each body the receiver got, in order.
+std::vector<std::string> received_edges(WebhookReceiver& receiver) {
+  const std::lock_guard lock(receiver.mutex);
+  std::vector<std::string> edges;
+  for (const auto& body : receiver.bodies) {
+    edges.push_back(body.value("notify", "?") + "/" + body.value("event", "?"));
+  }
+  return edges;
+}
+
 struct NotifyFixture {
   TempDir dir;
   ScopedEnv state{"XDG_STATE_HOME", dir.path().string()};
@@ -75,13 +86,19 @@ TEST(CliWatchNotify, OneEventPerEdgeInOrder) {
   NotifyFixture f;
   WebhookReceiver receiver(0ms);
   const auto lines = watch_with_notify(receiver.url(), f.dir);
-  const std::lock_guard lock(receiver.mutex);
-  std::vector<std::string> edges;
-  for (const auto& body : receiver.bodies) {
-    edges.push_back(body.value("notify", "?") + "/" + body.value("event", "?"));
-  }
-  EXPECT_EQ(edges, (std::vector<std::string>{"heartbeat/watching", "warn/low", "clear/recovered",
-                                             "warn/low"}))
+  EXPECT_EQ(received_edges(receiver), (std::vector<std::string>{"heartbeat/watching", "warn/low",
+                                                                "clear/recovered", "warn/low"}))
+      << lines.size() << " lines printed";
+}
+
+TEST(CliWatchNotify, AnHttpsReceiverGetsEachEventOnce) {
+  const ScopedEnv ca("SSL_CERT_FILE", test_ca_file());
+  NotifyFixture f;
+  WebhookReceiver receiver(0ms);
+  HostilePeer front(tls_front("server", receiver.listener->port()), PeerStart::at_once);
+  const auto lines = watch_with_notify(https_url(front) + "/hook", f.dir);
+  EXPECT_EQ(received_edges(receiver), (std::vector<std::string>{"heartbeat/watching", "warn/low",
+                                                                "clear/recovered", "warn/low"}))
       << lines.size() << " lines printed";
 }
 

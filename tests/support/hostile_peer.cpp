@@ -112,7 +112,8 @@ void PeerConnection::wait_for_close() {
   }
 }
 
-HostilePeer::HostilePeer(PeerScript script) : m_script(std::move(script)) {
+HostilePeer::HostilePeer(PeerScript script, PeerStart start)
+    : m_script(std::move(script)), m_start(start) {
   m_listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -152,7 +153,9 @@ void HostilePeer::serve() {
       continue;
     }
     PeerConnection connection(fd, m_stop);
-    connection.set_request(read_request(fd, m_stop));
+    if (m_start == PeerStart::after_request) {
+      connection.set_request(read_request(fd, m_stop));
+    }
     m_script(connection);
     ::close(fd);
   }

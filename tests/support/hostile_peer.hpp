@@ -27,6 +27,10 @@ class PeerConnection {
   // Bytes of the request read before the script started.
   const std::string& request() const { return m_request; }
   void set_request(std::string request) { m_request = std::move(request); }
+  // The accepted socket (blocking), for scripts that speak another protocol on it (TLS).
+  int fd() const { return m_fd; }
+  // Whether the test is ending: a script's own loops stop then.
+  bool stopping() const { return m_stop.load(); }
 
  private:
   int m_fd;
@@ -34,14 +38,18 @@ class PeerConnection {
   std::string m_request;
 };
 
-// What the peer does after the request's blank line.
+// What the peer does after the request's blank line (or at once: PeerStart::at_once).
 using PeerScript = std::function<void(PeerConnection&)>;
+
+// When a script starts: after the request's blank line (HTTP), or as soon as the connection is
+// accepted (a script that reads the client itself: a TLS server, a peer that waits).
+enum class PeerStart { after_request, at_once };
 
 // Listens on 127.0.0.1 (a free port) in a thread of its own, running `script` for each
 // connection in turn; the destructor ends the script at its next send or wait.
 class HostilePeer {
  public:
-  explicit HostilePeer(PeerScript script);
+  explicit HostilePeer(PeerScript script, PeerStart start = PeerStart::after_request);
   HostilePeer(const HostilePeer&) = delete;
   HostilePeer& operator=(const HostilePeer&) = delete;
   ~HostilePeer();
@@ -54,6 +62,7 @@ class HostilePeer {
   void serve();
 
   PeerScript m_script;
+  PeerStart m_start;
   int m_listen_fd = -1;
   int m_port = 0;
   std::atomic<bool> m_stop{false};

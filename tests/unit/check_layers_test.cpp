@@ -103,6 +103,9 @@ INSTANTIATE_TEST_SUITE_P(
         Plant{"src/core/launch/start.cpp", "#include <fmt/format.h>\n#include <sys/wait.h>\n",
               "src/core/launch/start.cpp:2: includes <sys/wait.h> (the core layer reaches the OS "
               "only through src/platform)"},
+        Plant{"src/core/http/tls.cpp", "#include <openssl/ssl.h>\n",
+              "src/core/http/tls.cpp:1: includes <openssl/ssl.h> (the core layer reaches the OS "
+              "only through src/platform)"},
         Plant{"src/core/launch/start.cpp", "void f(int pid) {\n  ::kill(pid, 15);\n}\n",
               "src/core/launch/start.cpp:2: uses kill (the core layer reaches the OS only through "
               "src/platform)"},

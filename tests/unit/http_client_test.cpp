@@ -75,11 +75,15 @@ TEST(HttpClientUrl, DefaultsAndIpv6) {
   EXPECT_EQ(v6->to_string(), "http://[::1]:8080");
 }
 
-TEST(HttpClientUrl, RejectsHttpsAndJunk) {
-  const auto https = parse_url("https://127.0.0.1:8080");
-  ASSERT_FALSE(https);
-  EXPECT_NE(https.error().message.find("https is not supported"), std::string::npos);
-  EXPECT_EQ(https.error().code, ExitCode::usage);
+TEST(HttpClientUrl, HttpsDefaultsToPort443AndJunkIsRejected) {
+  const auto https = parse_url("https://hooks.example.com/services/T0/B0");
+  ASSERT_TRUE(https) << https.error().message;
+  EXPECT_EQ(https->scheme, "https");
+  EXPECT_EQ(https->port, 443);
+  EXPECT_EQ(https->to_string(), "https://hooks.example.com:443/services/T0/B0");
+  const auto plain = parse_url("http://hooks.example.com/x");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->scheme, "http");
   for (const char* bad :
        {"", "http://", "http://:8080", "http://host:", "http://host:0", "http://host:65536",
         "http://host:80x", "ftp://host", "http://[::1", "http://[::1]x"}) {

@@ -7,12 +7,15 @@
 #include "support/range_peer.hpp"
 #include "support/test_context.hpp"
 #include "support/test_models.hpp"
+#include "support/tls_peer.hpp"
 
 namespace gb10tune::http {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::HostilePeer;
 using testing::PeerLog;
+using testing::PeerStart;
 
 // Bounds for a test: a few seconds in all, one second a request.
 RemoteOptions quick_remote_options() {
@@ -152,13 +155,7 @@ TEST(RemoteFile, AHostileStringLengthFailsWithinTheByteBound) {
   EXPECT_LE(remote->fetched(), options.limits.max_bytes);
 }
 
-TEST(RemoteFile, HttpsAndOtherSchemesAreUsageErrors) {
-  auto https =
-      RemoteFile::open("https://huggingface.co/x/y/resolve/main/m.gguf", quick_remote_options());
-  ASSERT_FALSE(https);
-  EXPECT_EQ(https.error().code, ExitCode::usage);
-  EXPECT_TRUE(testing::contains(https.error().message, "no TLS")) << https.error().message;
-  EXPECT_TRUE(testing::contains(https.error().message, "curl -L -r 0-16777215"));
+TEST(RemoteFile, OtherSchemesAreUsageErrors) {
   auto ftp = RemoteFile::open("ftp://host/m.gguf", quick_remote_options());
   ASSERT_FALSE(ftp);
   EXPECT_EQ(ftp.error().code, ExitCode::usage);
@@ -198,6 +195,73 @@ TEST(RemoteFile, SplitShardUrlsFollowLlamaCppNames) {
                                       "http://h:1/m/big-00002-of-00003.gguf?download=true",
                                       "http://h:1/m/big-00003-of-00003.gguf?download=true"}));
   EXPECT_FALSE(launch::split_shard_urls("http://h:1/m/big.gguf", 3));
+}
+
+// A small model served over https at /m.gguf (127.0.0.1 and localhost both match the cert).
+struct HttpsModel {
+  HttpsModel()
+      : backend(testing::ranged_files(
+            {{"/m.gguf", dir.write("m.gguf", testing::llama_header(2, 4096, 64, 4, 2).bytes())}},
+            log)),
+        front(testing::tls_front("server", backend.port()), PeerStart::at_once) {}
+  testing::ScopedEnv ca{"SSL_CERT_FILE", testing::test_ca_file()};
+  testing::TempDir dir;
+  std::shared_ptr<PeerLog> log = std::make_shared<PeerLog>();
+  HostilePeer backend;
+  HostilePeer front;
+};
+
+TEST(RemoteFileHttps, GoesThroughTheHttpsProxysTunnelUnlessNoProxyNamesTheHost) {
+  HttpsModel model;
+  auto proxy_log = std::make_shared<PeerLog>();
+  HostilePeer proxy(testing::connect_proxy(proxy_log));
+  RemoteOptions options = quick_remote_options();
+  options.env.set("HTTPS_PROXY", fmt::format("127.0.0.1:{}", proxy.port()));
+  options.env.set("http_proxy", "http://127.0.0.1:1");  // not for https
+  const std::string url = testing::https_url(model.front) + "/m.gguf";
+  auto remote = RemoteFile::open(url, options);
+  ASSERT_TRUE(remote) << remote.error().message;
+  EXPECT_EQ(remote->size(), std::filesystem::file_size(model.dir.path() / "m.gguf"));
+  ASSERT_EQ(proxy_log->lines().size(), 1u);
+  EXPECT_EQ(proxy_log->lines().front(),
+            fmt::format("CONNECT 127.0.0.1:{} HTTP/1.1", model.front.port()));
+  // Inside the tunnel the server sees an ordinary origin-form request.
+  ASSERT_FALSE(model.log->lines().empty());
+  EXPECT_TRUE(model.log->lines().front().starts_with("GET /m.gguf HTTP/1.1"))
+      << model.log->lines().front();
+  options.env.set("NO_PROXY", "127.0.0.1");
+  auto direct = RemoteFile::open(url, options);
+  ASSERT_TRUE(direct) << direct.error().message;
+  EXPECT_EQ(proxy_log->requests.load(), 1);
+}
+
+// Opens https://127.0.0.1:PORT/a.gguf, which redirects to `target`.
+Expected<RemoteFile> open_redirected_to(const std::string& target) {
+  auto log = std::make_shared<PeerLog>();
+  HostilePeer moves(testing::redirects({{"/a.gguf", target}}, log));
+  HostilePeer front(testing::tls_front("server", moves.port()), PeerStart::at_once);
+  return RemoteFile::open(testing::https_url(front) + "/a.gguf", quick_remote_options());
+}
+
+TEST(RemoteFileHttps, FollowsARedirectToAnotherHttpsHost) {
+  HttpsModel model;
+  const std::string target = fmt::format("https://localhost:{}/m.gguf", model.front.port());
+  auto remote = open_redirected_to(target);
+  ASSERT_TRUE(remote) << remote.error().message;
+  EXPECT_EQ(remote->url(), target);
+  EXPECT_EQ(remote->size(), std::filesystem::file_size(model.dir.path() / "m.gguf"));
+}
+
+TEST(RemoteFileHttps, ARedirectFromHttpsToHttpIsRefused) {
+  HttpsModel model;
+  const std::string target = fmt::format("http://127.0.0.1:{}/m.gguf", model.backend.port());
+  auto remote = open_redirected_to(target);
+  ASSERT_FALSE(remote);
+  EXPECT_EQ(remote.error().code, ExitCode::failed);
+  EXPECT_TRUE(testing::contains(remote.error().message, "drops TLS (https to http)"))
+      << remote.error().message;
+  EXPECT_TRUE(testing::contains(remote.error().message, target)) << remote.error().message;
+  EXPECT_EQ(model.log->requests.load(), 0);  // the plain URL was never asked
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// A tiny blocking HTTP/1.1 client for talking to llama-server over a platform TcpConnection: one
-// connection per call, plain http only, every call bounded as a whole (connect, request and answer
-// within one deadline) and in size (headers and body within one cap).
+// A tiny blocking HTTP/1.1 client for talking to llama-server over a platform TcpConnection (or a
+// TLS session over one, for https): one connection per call, every call bounded as a whole
+// (connect, handshake, request and answer within one deadline) and in size (headers and body
+// within one cap).
 #pragma once
 
 #include <chrono>
@@ -9,23 +10,24 @@
 #include <string>
 #include <string_view>
 
+#include "gb10tune/http/http_stream.hpp"
 #include "gb10tune/http/response_reader.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::http {
 
-// Where a server listens: http://host:port[/base_path].
+// Where a server listens: http[s]://host:port[/base_path].
 struct Url {
-  std::string scheme = "http";  // always "http"
+  std::string scheme = "http";  // "http" or "https"
   std::string host;             // a name or an address; IPv6 without brackets ("::1")
-  int port = 80;
-  std::string base_path;  // "" or "/prefix" (no trailing slash); prepended to every path
+  int port = 80;                // 443 by default for https
+  std::string base_path;        // "" or "/prefix" (no trailing slash); prepended to every path
   // "http://host:port/base" (IPv6 hosts in brackets).
   std::string to_string() const;
 };
 
-// Parses "http://host[:port][/base]" ("host:port" alone is taken as http). An Error (exit
-// code usage) for https (not supported), other schemes, an empty host, a bad port or junk.
+// Parses "http[s]://host[:port][/base]" ("host:port" alone is taken as http). An Error (exit
+// code usage) for other schemes, an empty host, a bad port or junk.
 Expected<Url> parse_url(std::string_view text);
 
 // The most an answer may hold unless a call says otherwise: far more than llama-server sends
@@ -46,8 +48,7 @@ Expected<HttpResponse> http_get(const Url& url, std::string_view path,
 // One request as it goes on the wire, for callers that build their own (range requests,
 // requests through a proxy).
 struct RawRequest {
-  std::string connect_host;  // where to connect: the server, or a proxy
-  int connect_port = 80;
+  Route route;         // where to connect, and whether over TLS
   std::string text;    // the whole request: request line, headers, blank line, body
   std::string target;  // the URL it asks for, as messages name it
   std::string hint;    // appended to the message of an answer that is not HTTP or too large

@@ -32,7 +32,8 @@ struct RemoteLimits {
 using RemoteProgress = std::function<void(std::uint64_t fetched, std::uint64_t size)>;
 
 // What decides how a remote read connects: the proxies of the environment (http_proxy, and
-// their upper-case forms; no_proxy lists hosts or domain suffixes that go direct, * all).
+// https_proxy / HTTPS_PROXY, reached over a CONNECT tunnel; no_proxy / NO_PROXY lists hosts or
+// domain suffixes that go direct, * all). https is verified as platform/tls_connection.hpp says.
 struct RemoteOptions {
   RemoteLimits limits;
   platform::Environment env;
@@ -48,10 +49,10 @@ class RemoteFile final : public gguf::HeaderSource {
  public:
   // Fetches the first limits.first_bytes of `url`, or, when the cache holds an entry for it,
   // asks for one byte and uses the entry when the size and validator are the same. A usage Error
-  // for a URL that is not http(s)://HOST[:PORT]/PATH or is https (this build has no TLS: the
-  // message says how to read a header-only copy instead); a failed Error naming the URL for a
-  // server that cannot be reached, answers other than 206 (404, a 200 that ignores Range), too many
-  // redirects or a loop, a bad Content-Range, or a deadline passed.
+  // for a URL that is not http(s)://HOST[:PORT]/PATH; a failed Error naming the URL for a server
+  // that cannot be reached, a TLS failure (untrusted, expired or mismatched certificate, no TLS
+  // spoken), answers other than 206 (404, a 200 that ignores Range), too many redirects, a loop
+  // or a redirect from https to http, a bad Content-Range, or a deadline passed.
   static Expected<RemoteFile> open(const std::string& url, const RemoteOptions& options);
 
   std::uint64_t size() const override { return m_size; }

@@ -45,6 +45,11 @@ class TcpConnection {
 
   // "host:port" as given to connect ("[::1]:50052" for IPv6 addresses).
   const std::string& peer() const { return m_peer; }
+  // The socket, for a layer that runs over this connection (TLS); still owned by it.
+  int native_handle() const { return m_fd.get(); }
+  // Waits until the socket can be written (`for_write`) or read; false when `deadline` passes
+  // first.
+  bool wait_ready(bool for_write, Deadline deadline) const;
 
  private:
   TcpConnection(Fd fd, std::string peer) : m_fd(std::move(fd)), m_peer(std::move(peer)) {}

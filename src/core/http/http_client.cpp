@@ -1,10 +1,9 @@
-// The HTTP client over a TcpConnection: one deadline for the whole call and one size cap for the
-// whole answer, so that a server that drips, floods or never finishes costs at most both.
+// The HTTP client over an HttpStream (TCP or TLS): one deadline for the whole call and one size cap
+// for the whole answer, so that a server that drips, floods or never finishes costs at most both.
 #include "gb10tune/http/http_client.hpp"
 
 #include <fmt/format.h>
 
-#include "gb10tune/platform/tcp_connection.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -60,8 +59,7 @@ class Call {
         m_reader(max_bytes) {}
 
   Expected<HttpReply> run(const RawRequest& request, const HeadCheck& check) {
-    auto connection =
-        platform::TcpConnection::connect(request.connect_host, request.connect_port, m_deadline);
+    auto connection = HttpStream::open(request.route, m_deadline);
     if (!connection) {
       return late() ? past_deadline(m_target, m_timeout, connection.error().message)
                     : no_answer(connection.error().message);
@@ -148,17 +146,16 @@ Expected<Url> parse_url(std::string_view text) {
   const auto scheme_end = rest.find("://");
   if (scheme_end != std::string_view::npos) {
     const std::string_view scheme = rest.substr(0, scheme_end);
-    if (scheme == "https") {
-      return usage_error(text,
-                         "https is not supported; llama-server on this machine speaks plain "
-                         "http, use http://HOST:PORT");
-    }
-    if (scheme != "http") {
+    if (scheme != "http" && scheme != "https") {
       return usage_error(text, fmt::format("unknown scheme '{}'; use http://HOST:PORT", scheme));
     }
     rest.remove_prefix(scheme_end + 3);
   }
   Url url;
+  if (scheme_end != std::string_view::npos && text.substr(0, scheme_end) == "https") {
+    url.scheme = "https";
+    url.port = 443;
+  }
   const auto slash = rest.find('/');
   if (slash != std::string_view::npos) {
     std::string_view base = rest.substr(slash);
@@ -184,7 +181,14 @@ Expected<HttpReply> http_exchange(const RawRequest& request, std::chrono::millis
 namespace {
 
 RawRequest server_request(const Url& url, std::string_view path, const std::string* body) {
-  return {url.host, url.port, request_text(url, path, body), url.to_string() + std::string(path),
+  Route route;
+  route.connect_host = url.host;
+  route.connect_port = url.port;
+  if (url.scheme == "https") {
+    route.tls_host = url.host;
+    route.tls_port = url.port;
+  }
+  return {route, request_text(url, path, body), url.to_string() + std::string(path),
           std::string(kLlamaServerHint)};
 }
 

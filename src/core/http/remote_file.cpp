@@ -1,5 +1,5 @@
-// Range requests over the plain HTTP client: the URL and its proxy, one ranged GET with its
-// redirects, and the growing prefix of the file that RemoteFile serves the reader from.
+// Range requests over the HTTP client (TLS for https): the URL and its proxy, one ranged GET with
+// its redirects, and the growing prefix of the file that RemoteFile serves the reader from.
 #include "gb10tune/http/remote_file.hpp"
 
 #include <fmt/format.h>
@@ -24,11 +24,11 @@ using Clock = std::chrono::steady_clock;
 // Room for the status line and headers of a ranged answer beyond its body.
 constexpr std::size_t kHeadRoom = 64 * 1024;
 
-// A remote file's URL: http://HOST[:PORT]/PATH[?QUERY].
+// A remote file's URL: http[s]://HOST[:PORT]/PATH[?QUERY].
 struct FileUrl {
   std::string scheme;
   std::string host;
-  int port = 80;
+  int port = 80;     // 443 by default for https
   std::string path;  // from the first '/', query included
 
   std::string to_string() const {
@@ -36,31 +36,24 @@ struct FileUrl {
   }
 };
 
-constexpr const char* kHttpsFix =
-    "this build of gb10tune has no TLS, so it cannot read https:// URLs yet. Read the header "
-    "yourself and plan that copy: curl -L -r 0-16777215 -o head.gguf URL (the first 16 MiB "
-    "hold the header of most models), then gb10tune plan head.gguf";
-
 Expected<FileUrl> parse_file_url(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return Error{fmt::format("bad model URL '{}': {}", text, why), ExitCode::usage};
   };
   const auto scheme_end = text.find("://");
   if (scheme_end == std::string_view::npos) {
-    return bad("give http://HOST[:PORT]/PATH");
+    return bad("give http[s]://HOST[:PORT]/PATH");
   }
   FileUrl url;
   url.scheme = ascii_lower(text.substr(0, scheme_end));
-  if (url.scheme == "https") {
-    return bad(kHttpsFix);
+  if (url.scheme != "http" && url.scheme != "https") {
+    return bad(fmt::format("unknown scheme '{}'; give http[s]://HOST[:PORT]/PATH", url.scheme));
   }
-  if (url.scheme != "http") {
-    return bad(fmt::format("unknown scheme '{}'; give http://HOST[:PORT]/PATH", url.scheme));
-  }
+  url.port = url.scheme == "https" ? 443 : 80;
   std::string_view rest = text.substr(scheme_end + 3);
   const auto slash = rest.find('/');
   if (slash == std::string_view::npos || slash + 1 == rest.size()) {
-    return bad("it names no file; give http://HOST[:PORT]/PATH");
+    return bad("it names no file; give http[s]://HOST[:PORT]/PATH");
   }
   url.path = std::string(rest.substr(slash));
   const auto authority = parse_host_port(rest.substr(0, slash), url.port);
@@ -103,6 +96,11 @@ Expected<std::optional<FileUrl>> proxy_for(const FileUrl& url, const platform::E
     proxy += '/';
   }
   auto parsed = parse_file_url(proxy + "x");
+  if (parsed && parsed->scheme != "http") {
+    parsed = Error{
+        "gb10tune speaks plain http to a proxy (TLS to the server goes through its "
+        "CONNECT tunnel); give http://PROXY:PORT"};
+  }
   if (!parsed) {
     return Error{fmt::format("the proxy in {} ('{}') cannot be used: {}", proxy_var,
                              var(proxy_var, proxy_upper), parsed.error().message),
@@ -182,6 +180,29 @@ Status check_head(const HttpResponse& head, const HttpHeaders& headers, const st
                ExitCode::failed};
 }
 
+// The GET of bytes first-last of `url`: direct, through an http proxy (absolute target), or, for
+// https, in a TLS session through the proxy's CONNECT tunnel.
+RawRequest range_request(const std::string& text, const FileUrl& url,
+                         const std::optional<FileUrl>& proxy, std::uint64_t first,
+                         std::uint64_t last) {
+  const bool tls = url.scheme == "https";
+  RawRequest request;
+  request.route.connect_host = proxy ? proxy->host : url.host;
+  request.route.connect_port = proxy ? proxy->port : url.port;
+  if (tls) {
+    request.route.tls_host = url.host;
+    request.route.tls_port = url.port;
+    request.route.tunnel = proxy.has_value();
+  }
+  request.target = text;
+  request.text = fmt::format(
+      "GET {} HTTP/1.1\r\nHost: {}\r\nRange: bytes={}-{}\r\nUser-Agent: {}/{}\r\n"
+      "Accept: */*\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
+      proxy && !tls ? text : url.path, format_host_port(url.host, url.port), first, last, kToolName,
+      kToolVersion);
+  return request;
+}
+
 // One ranged GET of `url` to its final answer, following up to max_redirects redirects.
 Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint64_t last,
                                 const RemoteOptions& options) {
@@ -206,15 +227,7 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                                url, first, last),
                    ExitCode::failed};
     }
-    RawRequest request;
-    request.connect_host = *proxy ? (*proxy)->host : parsed->host;
-    request.connect_port = *proxy ? (*proxy)->port : parsed->port;
-    request.target = url;
-    request.text = fmt::format(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nRange: bytes={}-{}\r\nUser-Agent: {}/{}\r\n"
-        "Accept: */*\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
-        *proxy ? url : parsed->path, format_host_port(parsed->host, parsed->port), first, last,
-        kToolName, kToolVersion);
+    const RawRequest request = range_request(url, *parsed, *proxy, first, last);
     const std::uint64_t asked = last - first + 1;
     auto answer =
         http_exchange(request, std::min(left, options.limits.per_request), asked + kHeadRoom,
@@ -238,6 +251,14 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                      ExitCode::failed};
       }
       url = resolve_location(*parsed, location);
+      if (parsed->scheme == "https" && !starts_with(ascii_lower(url), "https://")) {
+        return Error{fmt::format("{} redirects to {}, which drops TLS (https to http); gb10tune "
+                                 "does not follow a redirect that downgrades the connection. Ask "
+                                 "the server for an https location, or give the http URL "
+                                 "yourself if plain http is what you mean",
+                                 parsed->to_string(), url),
+                     ExitCode::failed};
+      }
       continue;
     }
     const std::string& body = answer->response.body;
