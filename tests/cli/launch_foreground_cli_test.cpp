@@ -80,6 +80,7 @@ TEST(CliLaunchForeground, BecomesTheServerWithTheCleanEnvironmentAndStopEndsIt) 
   EXPECT_EQ(record->server_path, server);
   EXPECT_EQ(record->url, "http://127.0.0.1:" + std::to_string(port));
   EXPECT_TRUE(record->log_path.empty()) << record->log_path;  // the output stayed with us
+  EXPECT_TRUE(record->foreground);  // watch --restart leaves it to the supervisor
 
   // stop finds it and ends it; the supervisor (this test) gets the server's own exit.
   const auto stopped = run_binary({"stop"}, {"XDG_STATE_HOME=" + state.string()});

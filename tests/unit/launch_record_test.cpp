@@ -141,5 +141,21 @@ TEST(LaunchRecord, DamagedPartsReadAsUnknown) {
   EXPECT_EQ(planned.rpc->nodes[1].load_bytes, 0u);
 }
 
+// launch --foreground's mark reads back; a record without it (an older gb10tune, a detached
+// launch) is a detached server.
+TEST(LaunchRecord, TheForegroundMarkReadsBackAndDefaultsToDetached) {
+  LaunchRecord record;
+  record.pid = 42;
+  record.foreground = true;
+  json doc = json::parse(record_to_json(record).dump());
+  const auto back = record_from_json(doc, "launch.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_TRUE(back->foreground);
+  doc.erase("foreground");
+  const auto older = record_from_json(doc, "launch.json");
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_FALSE(older->foreground);
+}
+
 }  // namespace
 }  // namespace gb10tune::launch

@@ -38,6 +38,9 @@ struct LaunchRecord {
   std::string mmproj_path;  // "" without a projector
   std::string launched_at;  // ISO 8601, UTC
   std::string gb10tune_version;
+  // Started by `launch --foreground`: a service manager (systemd, llama-swap) owns the process
+  // and starts it again itself.
+  bool foreground = false;
 
   // The settings launch chose (what verify compares the running process against).
   std::uint32_t slots = 1;

@@ -33,6 +33,7 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
       {"mmproj_path", r.mmproj_path},
       {"launched_at", r.launched_at},
       {"gb10tune_version", r.gb10tune_version},
+      {"foreground", r.foreground},
       {"settings",
        {{"slots", r.slots},
         {"ctx_per_slot", r.ctx_per_slot},
@@ -126,6 +127,9 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
   }
   if (const auto it = expected.find("plan_estimate"); it != expected.end() && it->is_boolean()) {
     r.plan_estimate = it->get<bool>();
+  }
+  if (const auto it = doc.find("foreground"); it != doc.end() && it->is_boolean()) {
+    r.foreground = it->get<bool>();
   }
   if (const auto rules = doc.find("rules"); rules != doc.end()) {
     if (!get_field(*rules, "chosen", r.rules_chosen, error) ||

@@ -28,6 +28,7 @@ Error exec_server(const StartRequest& request, const std::filesystem::path& log)
   }
   LaunchRecord record = request.record;
   record.log_path = log.string();  // "" = the supervisor's (the journal)
+  record.foreground = true;
   const int pid = platform::current_pid();
   // After the exec /proc/<pid>/exe is the binary itself: its real path, as checked.
   if (Status saved = detail::save_started(request, pid, argv->front(), record); !saved) {

@@ -190,6 +190,15 @@ std::optional<ExitCode> Supervisor::start_restart(const Event& event, double t_s
   if (status.state == launch::PidFileState::stale) {
     m_world.control->clear_stale();
   }
+  if (m_restart_from->record.foreground) {
+    // Its service manager starts it again (the pid file check above then watches that one):
+    // a copy started here would compete with it for the port and the memory.
+    return restart_failed(
+        t_s,
+        "llama-server was started by `gb10tune launch --foreground` under a service "
+        "manager (systemd, llama-swap), which starts it again itself; watch waits for that "
+        "start instead of starting a second copy");
+  }
   const auto url = http::parse_url(m_restart_from->record.url);
   if (!url) {
     return restart_failed(t_s, fmt::format("the launch record's url: {}", url.error().message));
