@@ -325,8 +325,8 @@ Status check_export(const LaunchPlan& p) {
 }
 
 ExportInputs export_inputs(const LaunchPlan& p) {
-  return {p.draft.candidate.path, &p.draft.built, &p.draft.flags, p.draft.endpoints,
-          p.draft.request.rpc, {}};
+  return {p.draft.candidate.path, &p.draft.built,      &p.draft.flags,
+          p.draft.endpoints,      p.draft.request.rpc, {}};
 }
 
 }  // namespace gb10tune::launch
