@@ -353,7 +353,7 @@ TEST(Supervisor, FailedRestartsAreGivenUpWithTheServerFailedCode) {
 }
 
 // A server of `launch --foreground` belongs to its service manager: watch starts no copy of
-// its own, and watches the one the manager starts.
+// its own (and watches the one the manager starts: ANewLaunchTakesTheRestartsPlace).
 TEST(Supervisor, AForegroundServerIsRestartedByItsServiceManagerNotByWatch) {
   SupervisorRig rig;
   rig.options.restart = restart_policy(true, 1, 8, 1);
@@ -367,26 +367,6 @@ TEST(Supervisor, AForegroundServerIsRestartedByItsServiceManagerNotByWatch) {
   EXPECT_TRUE(rig.first(EventKind::restart_failed)
                   .message.starts_with("llama-server was started by `gb10tune launch "
                                        "--foreground` under a service manager"));
-  EXPECT_TRUE(rig.control.start_requests.empty());
-}
-
-TEST(Supervisor, AForegroundServersNextStartByItsManagerIsWatched) {
-  SupervisorRig rig;
-  rig.options.restart = restart_policy(true, 1, 8, 3);
-  rig.available_gib = {5, 20};
-  rig.clock.before_sample = [&rig](int n) {
-    if (n == 1) {
-      const launch::PidFileStatus launched = testing::running_status(5000, rig.server(5000).record);
-      rig.control.next_statuses = {launch::PidFileStatus{}, launched};
-      rig.control.status = launched;
-    }
-  };
-  launch::RunningServer first = rig.server(4242);
-  first.record.foreground = true;
-  EXPECT_EQ(rig.watch(first), ExitCode::ok);
-  EXPECT_EQ(rig.events.back().message,
-            "a new launch took the restart's place: llama-server pid 5000 at "
-            "http://127.0.0.1:8080");
   EXPECT_TRUE(rig.control.start_requests.empty());
 }
 
@@ -427,25 +407,32 @@ TEST(Supervisor, ALaunchHoldingTheLockFailsTheRestart) {
   EXPECT_TRUE(rig.control.start_requests.empty());
 }
 
+// Also for a server of `launch --foreground`, whose manager's start is the one watched.
 TEST(Supervisor, ANewLaunchTakesTheRestartsPlace) {
-  SupervisorRig rig;
-  rig.options.restart = restart_policy(true, 1, 8, 3);
-  rig.available_gib = {5, 20};
-  rig.clock.before_sample = [&rig](int n) {
-    if (n == 1) {
-      // Launched between the sample's look at the pid file and the restart's own.
-      const launch::PidFileStatus launched = testing::running_status(5000, rig.server(5000).record);
-      rig.control.next_statuses = {launch::PidFileStatus{}, launched};
-      rig.control.status = launched;
-    }
-  };
-  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
-  EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor", "stopped",
-                                                   "recovered", "restart", "watching"}));
-  EXPECT_EQ(rig.events.back().message,
-            "a new launch took the restart's place: llama-server pid 5000 at "
-            "http://127.0.0.1:8080");
-  EXPECT_TRUE(rig.control.start_requests.empty());
+  for (const bool foreground : {false, true}) {
+    SCOPED_TRACE(foreground ? "foreground" : "detached");
+    SupervisorRig rig;
+    rig.options.restart = restart_policy(true, 1, 8, 3);
+    rig.available_gib = {5, 20};
+    rig.clock.before_sample = [&rig](int n) {
+      if (n == 1) {
+        // Launched between the sample's look at the pid file and the restart's own.
+        const launch::PidFileStatus launched =
+            testing::running_status(5000, rig.server(5000).record);
+        rig.control.next_statuses = {launch::PidFileStatus{}, launched};
+        rig.control.status = launched;
+      }
+    };
+    launch::RunningServer first = rig.server(4242);
+    first.record.foreground = foreground;
+    EXPECT_EQ(rig.watch(first), ExitCode::ok);
+    EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor", "stopped",
+                                                     "recovered", "restart", "watching"}));
+    EXPECT_EQ(rig.events.back().message,
+              "a new launch took the restart's place: llama-server pid 5000 at "
+              "http://127.0.0.1:8080");
+    EXPECT_TRUE(rig.control.start_requests.empty());
+  }
 }
 
 TEST(Supervisor, AStalePidFileIsClearedBeforeTheRestart) {
