@@ -85,6 +85,10 @@ std::string test_ca_file() {
   return fixture("tls/ca.pem").string();
 }
 
+std::string dated_ca_file() {
+  return fixture("tls/dated-ca.pem").string();
+}
+
 std::string https_url(const HostilePeer& peer) {
   return fmt::format("https://127.0.0.1:{}", peer.port());
 }

@@ -15,8 +15,13 @@ namespace gb10tune::testing {
 // The test CA's certificate (tests/fixtures/tls/ca.pem), for SSL_CERT_FILE.
 std::string test_ca_file();
 
+// The CA of the certificates outside their validity (tests/fixtures/tls/dated-ca.pem: "expired",
+// valid in 2001, and "notyet", valid from 2199), for SSL_CERT_FILE.
+std::string dated_ca_file();
+
 // Run with PeerStart::at_once: completes a TLS handshake with the certificate `name` of
-// tests/fixtures/tls ("server": localhost, 127.0.0.1, ::1; "other": other.invalid only), then
+// tests/fixtures/tls ("server": localhost, 127.0.0.1, ::1; "other": other.invalid only;
+// "expired" and "notyet": localhost and 127.0.0.1 outside their validity), then
 // relays the session's bytes to and from a plain peer on 127.0.0.1:`backend_port` until either
 // side closes. A failed handshake (a client that refuses the certificate) just ends the script.
 PeerScript tls_front(const std::string& name, int backend_port);

@@ -1,6 +1,7 @@
 // TLS under the HTTP client, on loopback with the test certificates: a trusted server answers
-// (by address and by name), and each refusal says why in words: not trusted, another name, not
-// TLS at all, a handshake that never finishes (bounded by the call's deadline).
+// (by address and by name), and each refusal says why in words: not trusted, another name,
+// expired or not yet valid, not TLS at all, a handshake that never finishes (bounded by the call's
+// deadline).
 #include "gb10tune/platform/tls_connection.hpp"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,22 @@ TEST(TlsConnection, ACertificateForAnotherNameIsAMismatch) {
         << answer.error().message;
     EXPECT_TRUE(testing::contains(answer.error().message, fmt::format("not '{}'", host)))
         << answer.error().message;
+  }
+}
+
+// Issued by a trusted CA for the right name, but outside its validity: the clock is named.
+TEST(TlsConnection, ACertificateOutsideItsValidityIsExpiredOrNotYetValid) {
+  const testing::ScopedEnv ca("SSL_CERT_FILE", testing::dated_ca_file());
+  for (const auto& [certificate, words] :
+       {std::pair{"expired", "the server's certificate has expired"},
+        std::pair{"notyet", "the server's certificate is not valid yet"}}) {
+    TlsServedFile served(certificate);
+    const auto answer = http_get(tls_url("127.0.0.1", served.front.port()), "/hello.txt", 5s);
+    ASSERT_FALSE(answer) << certificate;
+    EXPECT_TRUE(testing::contains(answer.error().message, words)) << answer.error().message;
+    EXPECT_TRUE(testing::contains(answer.error().message, "check this machine's clock"))
+        << answer.error().message;
+    EXPECT_EQ(served.log->requests.load(), 0);  // nothing was sent
   }
 }
 
