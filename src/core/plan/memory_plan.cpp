@@ -102,10 +102,13 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   shape.outputs_max =
       server_outputs_max(n_batch, config.slots, config.mtp ? config.draft_n_max : 0);
   shape.state_snapshots = 1 + rollback;
+  // The first block a GPU holds: with CUDA what -ngl leaves, on the CPU backend none.
+  const std::uint32_t first_gpu = config.backend == PlanBackend::cuda
+                                      ? first_gpu_layer(model.block_count, config.gpu_layers)
+                                      : model.block_count + 1;
   if (config.backend == PlanBackend::cuda) {
     // -ngl below the layer count: the first blocks (and with -ngl 0 the output layer) stay in
     // host memory, and the scheduler copies what their offloaded ops read (split_copies.hpp).
-    const std::uint32_t first_gpu = first_gpu_layer(model.block_count, config.gpu_layers);
     shape.host_blocks = std::min(first_gpu, model.block_count);
     shape.host_output = first_gpu > model.block_count;
   }
@@ -121,10 +124,9 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   }
   plan.compute_bytes = plan.buffers.compute();
   plan.output_bytes = plan.buffers.output();
-  const bool warmup_cublas =
-      config.backend == PlanBackend::cuda &&
-      warmup_loads_cublas(model, {config.flash_attention, config.cache_k, config.cache_v,
-                                  first_gpu_layer(model.block_count, config.gpu_layers)});
+  const bool warmup_cublas = config.backend == PlanBackend::cuda &&
+                             warmup_loads_cublas(model, {config.flash_attention, config.cache_k,
+                                                         config.cache_v, first_gpu});
   plan.runtime = runtime_memory(model, config.backend, warmup_cublas);
   // llama_kv_cells: per cell of every KV cache (full attention, sliding window, the MTP draft
   // context's) a position, a 2-D position, a shift and a 256-sequence bitset, host memory
@@ -142,9 +144,6 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
       model.weight_bytes - model.unloaded_weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
   // The weights the CPU computes with (all on the CPU backend; with CUDA the layers -ngl
   // leaves) may be repacked into a copy of their own.
-  const std::uint32_t first_gpu = config.backend == PlanBackend::cuda
-                                      ? first_gpu_layer(model.block_count, config.gpu_layers)
-                                      : model.block_count + 1;
   plan.repack = plan_cpu_repack(model, config.repack, [&](std::int64_t layer) {
     return cpu_holds_layer(model, config.mtp, layer, first_gpu);
   });
