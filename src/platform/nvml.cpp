@@ -20,11 +20,20 @@ struct NvmlProcessInfo {
   unsigned int gpu_instance_id;
   unsigned int compute_instance_id;
 };
-struct NvmlMemory {  // nvmlMemory_t (v1)
+struct NvmlMemory {  // nvmlMemory_t (v1): `used` includes the memory the driver reserves
   unsigned long long total;
   unsigned long long free;
   unsigned long long used;
 };
+struct NvmlMemoryV2 {  // nvmlMemory_v2_t: `used` without the driver's reserve, as nvidia-smi shows
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+// NVML_STRUCT_VERSION(Memory, 2): the structure's size with the version in the top byte.
+constexpr unsigned int kNvmlMemoryV2Version = sizeof(NvmlMemoryV2) | (2u << 24);
 struct NvmlPciInfo {  // nvmlPciInfo_t
   char bus_id_legacy[16];
   unsigned int domain;
@@ -41,6 +50,7 @@ constexpr unsigned int kNvmlNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_
 
 using NvmlProcessesFn = NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
 using NvmlMemoryFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
+using NvmlMemoryV2Fn = NvmlReturn (*)(NvmlDevice, NvmlMemoryV2*);
 using NvmlNameFn = NvmlReturn (*)(NvmlDevice, char*, unsigned int);
 using NvmlTemperatureFn = NvmlReturn (*)(NvmlDevice, unsigned int, unsigned int*);
 using NvmlMilliwattsFn = NvmlReturn (*)(NvmlDevice, unsigned int*);
@@ -52,6 +62,7 @@ struct NvmlSensorFns {
   NvmlMilliwattsFn power = nullptr;         // nvmlDeviceGetPowerUsage
   NvmlMilliwattsFn power_limit = nullptr;   // nvmlDeviceGetEnforcedPowerLimit
   NvmlMemoryFn memory = nullptr;            // nvmlDeviceGetMemoryInfo
+  NvmlMemoryV2Fn memory_v2 = nullptr;       // nvmlDeviceGetMemoryInfo_v2 (drivers from 510)
 };
 
 // One device of a session: NVML's index, its handle and its name (read once).
@@ -190,6 +201,7 @@ NvmlSensorFns resolve_sensors(void* handle) {
   fns.power_limit =
       reinterpret_cast<NvmlMilliwattsFn>(::dlsym(handle, "nvmlDeviceGetEnforcedPowerLimit"));
   fns.memory = reinterpret_cast<NvmlMemoryFn>(::dlsym(handle, "nvmlDeviceGetMemoryInfo"));
+  fns.memory_v2 = reinterpret_cast<NvmlMemoryV2Fn>(::dlsym(handle, "nvmlDeviceGetMemoryInfo_v2"));
   return fns;
 }
 
@@ -225,10 +237,18 @@ GpuReading read_nvml_device(const NvmlSensorFns& fns, const NvmlDeviceEntry& dev
   }
   reading.power_watts = nvml_watts(fns.power, device.handle);
   reading.power_limit_watts = nvml_watts(fns.power_limit, device.handle);
+  // A total of 0 is no figure either: a device without memory of its own. The v2 call first:
+  // v1's `used` also counts what the driver reserves (615 MiB more than nvidia-smi's "used" on
+  // an H200 with driver 580), v2 keeps that apart.
+  NvmlMemoryV2 memory_v2{};
+  memory_v2.version = kNvmlMemoryV2Version;
   NvmlMemory memory{};
-  // A total of 0 is no figure either: a device without memory of its own.
-  if (fns.memory != nullptr && fns.memory(device.handle, &memory) == kNvmlSuccess &&
-      memory.total > 0) {
+  if (fns.memory_v2 != nullptr && fns.memory_v2(device.handle, &memory_v2) == kNvmlSuccess &&
+      memory_v2.total > 0) {
+    reading.memory_used_bytes = memory_v2.used;
+    reading.memory_total_bytes = memory_v2.total;
+  } else if (fns.memory != nullptr && fns.memory(device.handle, &memory) == kNvmlSuccess &&
+             memory.total > 0) {
     reading.memory_used_bytes = memory.used;
     reading.memory_total_bytes = memory.total;
   }

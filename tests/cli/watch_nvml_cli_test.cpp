@@ -25,6 +25,7 @@ std::map<std::string, std::string> fake_nvml_env(const char* library, int pid) {
           {"FAKE_NVML_POWER_MW", "123456,-"},
           {"FAKE_NVML_POWER_LIMIT_MW", "700000,-"},
           {"FAKE_NVML_MEMORY", "1073741824:150754820096,-"},
+          {"FAKE_NVML_RESERVED", "644874240,-"},  // left out of "used", as nvidia-smi does
           {"FAKE_NVML_PROCESS", fmt::format("{}:3221225472", pid)}};
 }
 

@@ -7,7 +7,10 @@
 //   FAKE_NVML_TEMPERATURE    degrees Celsius per GPU ("61,70")
 //   FAKE_NVML_POWER_MW       power draw per GPU, in milliwatts
 //   FAKE_NVML_POWER_LIMIT_MW the enforced power limit per GPU, in milliwatts
-//   FAKE_NVML_MEMORY         USED:TOTAL bytes per GPU
+//   FAKE_NVML_MEMORY         USED:TOTAL bytes per GPU (nvidia-smi's "used")
+//   FAKE_NVML_RESERVED       bytes the driver reserves per GPU (default 0): v1 of the memory
+//                            call counts them as used, v2 apart, as driver 580 does
+//   FAKE_NVML_MEMORY_V2      "-": the v2 memory call answers NOT_SUPPORTED (v1 still answers)
 //   FAKE_NVML_PROCESS        PID:BYTES, one compute process on GPU 0
 //
 // A figure whose entry is missing or "-" answers NVML_ERROR_NOT_SUPPORTED, as a GB10 does for
@@ -23,6 +26,7 @@ namespace {
 constexpr int kSuccess = 0;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
+constexpr int kArgumentVersionMismatch = 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 constexpr unsigned int kMaxDevices = 8;
 int g_devices[kMaxDevices];  // the handles point here
 
@@ -57,6 +61,10 @@ extern "C" {
 
 struct FakeNvmlMemory {
   unsigned long long total, free, used;
+};
+struct FakeNvmlMemoryV2 {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
 };
 struct FakeNvmlProcess {
   unsigned int pid;
@@ -137,16 +145,43 @@ int nvmlDeviceGetEnforcedPowerLimit(void* device, unsigned int* milliwatts) {
   return rc;
 }
 
-int nvmlDeviceGetMemoryInfo(void* device, FakeNvmlMemory* memory) {
+// Entry `device` of FAKE_NVML_MEMORY and FAKE_NVML_RESERVED in `memory` (v2's fields).
+static int fake_nvml_memory(void* device, FakeNvmlMemoryV2& memory) {
   const std::string entry = fake_nvml_entry("FAKE_NVML_MEMORY", device_index(device));
   const auto colon = entry.find(':');
   if (colon == std::string::npos) {
     return kNotSupported;
   }
-  memory->used = std::strtoull(entry.c_str(), nullptr, 10);
-  memory->total = std::strtoull(entry.c_str() + colon + 1, nullptr, 10);
-  memory->free = memory->total - memory->used;
+  unsigned long long reserved = 0;
+  fake_nvml_number("FAKE_NVML_RESERVED", device, reserved);
+  memory.used = std::strtoull(entry.c_str(), nullptr, 10);
+  memory.total = std::strtoull(entry.c_str() + colon + 1, nullptr, 10);
+  memory.reserved = reserved;
+  memory.free = memory.total - memory.reserved - memory.used;
   return kSuccess;
+}
+
+int nvmlDeviceGetMemoryInfo(void* device, FakeNvmlMemory* memory) {
+  FakeNvmlMemoryV2 v2{};
+  const int rc = fake_nvml_memory(device, v2);
+  memory->total = v2.total;
+  memory->free = v2.free;
+  memory->used = v2.used + v2.reserved;
+  return rc;
+}
+
+int nvmlDeviceGetMemoryInfo_v2(void* device, FakeNvmlMemoryV2* memory) {
+  if (memory->version != (sizeof(FakeNvmlMemoryV2) | (2u << 24))) {
+    return kArgumentVersionMismatch;
+  }
+  const char* v2 = std::getenv("FAKE_NVML_MEMORY_V2");
+  if (v2 != nullptr && std::string(v2) == "-") {
+    return kNotSupported;
+  }
+  const unsigned int version = memory->version;
+  const int rc = fake_nvml_memory(device, *memory);
+  memory->version = version;
+  return rc;
 }
 #endif
 

@@ -58,6 +58,19 @@ TEST(NvmlSensors, EachGpuReadsInBaseUnitsAndUnsupportedIsUnknown) {
   EXPECT_EQ(session.process_bytes(4243), 0U);
 }
 
+// Driver 580 on an H200 (2026-12-02): nvmlDeviceGetMemoryInfo's `used` was 1898 MiB where
+// nvidia-smi showed 1283 MiB; the 615 MiB between them is the driver's reserve, which the v2
+// call reports apart. The export follows nvidia-smi; without v2, v1's figure is all there is.
+TEST(NvmlSensors, MemoryInUseLeavesTheDriversReserveOutAsNvidiaSmiDoes) {
+  const TwoFakeGpus gpus;
+  const ScopedEnv reserved{"FAKE_NVML_RESERVED", "644874240,-"};
+  const platform::NvmlSession session(GB10TUNE_FAKE_NVML);
+  EXPECT_EQ(usable_readings(session).at(0).memory_used_bytes, 1073741824U);
+  EXPECT_EQ(usable_readings(session).at(0).memory_total_bytes, 150754820096U);
+  const ScopedEnv no_v2{"FAKE_NVML_MEMORY_V2", "-"};
+  EXPECT_EQ(usable_readings(session).at(0).memory_used_bytes, 1073741824U + 644874240U);
+}
+
 TEST(NvmlSensors, ReadingsFollowTheDeviceFromOneCallToTheNext) {
   const TwoFakeGpus gpus;
   const platform::NvmlSession session(GB10TUNE_FAKE_NVML);
