@@ -1,7 +1,7 @@
 // The plan against a CUDA llama-server on shapes it was not fitted to
 // (tests/fixtures/llama-server/memory/heldout-cuda.json, captured on an H200 with
 // capture_heldout.py): MoE with 2/4/8 of 32-128 experts, quantized K/V caches at head sizes
-// 64/128/256, partial offload, and the process after a prompt on every slot.
+// 64/128/256 and partial offload (the process after a prompt on every slot: traffic_cuda_test.cpp).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -79,28 +79,6 @@ TEST(HeldoutCuda, GpuPartAfterLoadLiesBetweenTheLoadFigureAndThePlan) {
     EXPECT_LE(nvml, planned);
     EXPECT_GE(nvml, 0.99 * at_load) << "planned " << planned << " MiB, at load " << at_load;
   }
-}
-
-// After a prompt longer than one micro-batch on every slot at once the process (NVML + RSS)
-// has loaded what it serves with: never above the plan, within 5% of it. The partial offload
-// (d4k at -ngl 5) too: without the scheduler's split copies its plan fell below the process.
-TEST(HeldoutCuda, AfterTrafficTheProcessStaysInsideThePlanAndWithinFivePercent) {
-  int checked = 0;
-  for (const HeldoutRun& r : heldout_plans()) {
-    if (!r.run.contains("after_traffic")) {
-      continue;
-    }
-    SCOPED_TRACE(r.run.at("name").get<std::string>());
-    const json& after = r.run.at("after_traffic");
-    const double measured =
-        after.at("nvml_mib").get<double>() + after.at("proc_kib").at("VmRSS").get<double>() / 1024;
-    const double planned =
-        heldout_mib(r.plan.devices->gpus.at(0).total_bytes + r.plan.devices->host.total_bytes);
-    EXPECT_LE(measured, planned);
-    EXPECT_GE(measured, 0.95 * planned) << "measured " << measured << " MiB of " << planned;
-    ++checked;
-  }
-  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace

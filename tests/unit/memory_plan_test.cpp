@@ -240,8 +240,7 @@ TEST(MemoryPlan, EveryKvCacheCellCarriesItsMetadataInTheRuntime) {
   auto plan = make_plan(facts, config, {});
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->kv_cells_bytes, 48ull * 589824 * 2);  // main and MTP draft caches
-  EXPECT_EQ(plan->runtime.host,
-            runtime_memory(facts, PlanBackend::cpu, false).host + 48ull * 589824 * 2);
+  EXPECT_EQ(plan->runtime.host, runtime_memory(facts, PlanBackend::cpu).host + 48ull * 589824 * 2);
   config.mtp = false;
   config.kv_unified = false;  // three streams of 196,608 cells: the same cells in all
   plan = make_plan(facts, config, {});

@@ -73,30 +73,5 @@ TEST(OffloadValidation, GpuPartAtLoadWithinTwoPercentOfNvml) {
   EXPECT_EQ(checked, 9);
 }
 
-// After a 2500-token prompt on each of the 3 slots at once (-ngl 2 of qwen3): the GPU stays
-// inside its plan (1216 of 1241 MiB), the host does not: RSS 1600 MiB against 1571 planned, so
-// the whole process is 0.14% above the plan. A known miss of the host side of partial offload in
-// service (issue 23 stays open for it): this test pins it so that a fix shows here.
-TEST(OffloadValidation, AfterTrafficTheGpuStaysInsideThePlanTheHostIsAKnownMiss) {
-  int checked = 0;
-  for (const testing::CapturedPlan& r : offload_validation_runs()) {
-    if (!r.run.contains("after_traffic")) {
-      continue;
-    }
-    SCOPED_TRACE(r.run.at("name").get<std::string>());
-    const json& after = r.run.at("after_traffic");
-    const double gpu = after.at("nvml_mib").get<double>();
-    const double host = after.at("proc_kib").at("VmRSS").get<double>() / 1024;
-    const double gpu_plan = offload_validation_mib(r.plan.devices->gpus.at(0).total_bytes);
-    const double host_plan = offload_validation_mib(r.plan.devices->host.total_bytes);
-    EXPECT_LE(gpu, gpu_plan);
-    EXPECT_GE(gpu + host, 0.95 * (gpu_plan + host_plan));
-    EXPECT_GT(host, host_plan) << "the host now fits: make this test strict";
-    EXPECT_LT(host, 1.02 * host_plan);
-    ++checked;
-  }
-  EXPECT_EQ(checked, 1);
-}
-
 }  // namespace
 }  // namespace gb10tune::plan

@@ -109,12 +109,12 @@ TEST(RuntimeMemory, TheWarmUpMovesOnlyTheFiguresAtLoad) {
   const auto models = testing::captured_models(
       testing::fixture_json("llama-server/memory/offload-validation-cuda.json").at("models"));
   const model::ModelFacts& d80 = models.at("v-d80");
-  const RuntimeMemory idle = runtime_memory(d80, PlanBackend::cuda, false);
-  const RuntimeMemory warm = runtime_memory(d80, PlanBackend::cuda, true);
+  const RuntimeMemory idle = runtime_memory(d80, PlanBackend::cuda);
+  const RuntimeMemory warm = runtime_memory(d80, PlanBackend::cuda, {.warmup_cublas = true});
   EXPECT_EQ(warm.device_at_load - idle.device_at_load, 100ull << 20);
   EXPECT_EQ(warm.host_at_load - idle.host_at_load, 90ull << 20);
   EXPECT_EQ(warm.total(), idle.total());
-  EXPECT_EQ(runtime_memory(d80, PlanBackend::cpu, true).device, 0U);
+  EXPECT_EQ(runtime_memory(d80, PlanBackend::cpu, {.warmup_cublas = true}).device, 0U);
 }
 
 }  // namespace

@@ -46,9 +46,16 @@ struct WarmupAttention {
 // 128, 256 and 576 did not (docs/memory-plan.md).
 bool warmup_loads_cublas(const model::ModelFacts& model, const WarmupAttention& attention);
 
-// The runtime memory of a server for `model` on `backend`; `warmup_cublas`: what
-// warmup_loads_cublas says (the figures at load grow by cuBLAS, those in service do not).
+// What of the launch changes the CUDA runtime's share: whether the warm-up loads cuBLAS
+// (warmup_loads_cublas: the figures at load grow, those in service do not) and whether blocks
+// stay in host memory (-ngl below the layer count: the device gains more once it serves).
+struct RuntimeShape {
+  bool warmup_cublas = false;
+  bool partial_offload = false;
+};
+
+// The runtime memory of a server for `model` on `backend` in `shape`.
 RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend,
-                             bool warmup_cublas);
+                             RuntimeShape shape = {});
 
 }  // namespace gb10tune::plan

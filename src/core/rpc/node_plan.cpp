@@ -154,7 +154,7 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
     // In service: the same whether or not the warm-up loads cuBLAS.
     part.runtime_bytes = part.free_is_total
                              ? kCpuWorkerRuntimeBytes
-                             : plan::runtime_memory(model, plan::PlanBackend::cuda, false).total();
+                             : plan::runtime_memory(model, plan::PlanBackend::cuda).total();
   }
   head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
   if (!budgets.head_devices.empty()) {
