@@ -105,7 +105,10 @@ TEST(RuntimeMemory, OnlyAnOffloadedAttentionLayerWithAFloatCacheCounts) {
   EXPECT_TRUE(warmup_loads_cublas(d80, {false, gguf::GgmlType::q4_0, gguf::GgmlType::f16, 0}));
 }
 
-TEST(RuntimeMemory, TheWarmUpMovesOnlyTheFiguresAtLoad) {
+// cuBLAS loaded by the warm-up moves its device share from service to load; its host share
+// stays: a llama with heads of 80 at -ngl 3 without flash attention, whose warm-up loads it,
+// still grew its heap by 198 MiB in service (traffic-heldout-cuda.json).
+TEST(RuntimeMemory, TheWarmUpMovesCublasToLoadOnTheDeviceAndAddsItOnTheHost) {
   const auto models = testing::captured_models(
       testing::fixture_json("llama-server/memory/offload-validation-cuda.json").at("models"));
   const model::ModelFacts& d80 = models.at("v-d80");
@@ -113,8 +116,33 @@ TEST(RuntimeMemory, TheWarmUpMovesOnlyTheFiguresAtLoad) {
   const RuntimeMemory warm = runtime_memory(d80, PlanBackend::cuda, {.warmup_cublas = true});
   EXPECT_EQ(warm.device_at_load - idle.device_at_load, 100ull << 20);
   EXPECT_EQ(warm.host_at_load - idle.host_at_load, 90ull << 20);
-  EXPECT_EQ(warm.total(), idle.total());
+  EXPECT_EQ(warm.device, idle.device);
+  EXPECT_EQ(warm.host - idle.host, 90ull << 20);
   EXPECT_EQ(runtime_memory(d80, PlanBackend::cpu, {.warmup_cublas = true}).device, 0U);
+}
+
+// The device in service: cuBLAS (100 MiB) and the memory pool per 512 tokens of micro-batch
+// (a smaller micro-batch counts as 512): dense 25 MiB, MoE 45, without flash attention 75, with
+// blocks in host memory 90 (traffic-cuda.json, traffic-heldout-cuda.json).
+TEST(RuntimeMemory, ThePoolInServiceFollowsMicroBatchAttentionExpertsAndOffload) {
+  const auto models = testing::captured_models(
+      testing::fixture_json("llama-server/memory/offload-validation-cuda.json").at("models"));
+  const model::ModelFacts& dense = models.at("v-d80");
+  const model::ModelFacts& moe = models.at("v-moe96x6");
+  const auto in_service = [](const model::ModelFacts& m, RuntimeShape shape) {
+    const RuntimeMemory r = runtime_memory(m, PlanBackend::cuda, shape);
+    return (r.device - r.device_at_load) >> 20;
+  };
+  EXPECT_EQ(in_service(dense, {}), 100U + 25);
+  EXPECT_EQ(in_service(dense, {.ubatch = 1024}), 100U + 50);
+  EXPECT_EQ(in_service(dense, {.ubatch = 256}), 100U + 25);
+  EXPECT_EQ(in_service(moe, {}), 100U + 45);
+  EXPECT_EQ(in_service(dense, {.flash_attention = false}), 100U + 75);
+  EXPECT_EQ(in_service(moe, {.partial_offload = true, .ubatch = 1024}), 100U + 180);
+  EXPECT_EQ(in_service(dense, {.warmup_cublas = true, .flash_attention = false}), 75U);
+  // The host: 280 MiB of heap from its figure at load, the same for every shape.
+  const RuntimeMemory host = runtime_memory(moe, PlanBackend::cuda, {.partial_offload = true});
+  EXPECT_EQ((host.host - host.host_at_load) >> 20, 280U);
 }
 
 }  // namespace

@@ -47,11 +47,14 @@ struct WarmupAttention {
 bool warmup_loads_cublas(const model::ModelFacts& model, const WarmupAttention& attention);
 
 // What of the launch changes the CUDA runtime's share: whether the warm-up loads cuBLAS
-// (warmup_loads_cublas: the figures at load grow, those in service do not) and whether blocks
-// stay in host memory (-ngl below the layer count: the device gains more once it serves).
+// (warmup_loads_cublas: it comes at load instead of with the first prompts), whether blocks stay
+// in host memory (-ngl below the layer count), flash attention and the micro-batch (the memory
+// pool's temporaries in service).
 struct RuntimeShape {
   bool warmup_cublas = false;
   bool partial_offload = false;
+  bool flash_attention = true;
+  std::uint32_t ubatch = 512;
 };
 
 // The runtime memory of a server for `model` on `backend` in `shape`.

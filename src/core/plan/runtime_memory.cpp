@@ -1,5 +1,7 @@
 #include "gb10tune/plan/runtime_memory.hpp"
 
+#include <algorithm>
+
 namespace gb10tune::plan {
 
 namespace {
@@ -53,18 +55,26 @@ RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend
   // warm-up had loaded it (warmup_loads_cublas; RSS minus the host buffers 273-329 MiB,
   // 365-421 MiB with it).
   //
-  // In service the process grows as it meets new product shapes (traffic-cuda.json). On the
-  // device cuBLAS and the memory pool come with the first long prompt and stay: +108 to +142
-  // MiB with every block offloaded, up to +184 MiB with blocks left in host memory (their
-  // products run on the GPU for long prompts). On the host the growth is the heap (the kernels
-  // the CUDA driver loads lazily as cuBLAS picks them) and cuBLASLt's code: +120..+174 MiB after
-  // the first prompt, then more with each new mix of prompt lengths and slots, flattening at
-  // +183 to +242 MiB after 24 rounds of 1-3000 token prompts on 1 to all slots (dense and MoE
-  // alike, partial offload the same). The plan holds the process in service.
-  const std::uint64_t device_growth = (shape.partial_offload ? 190 : 145) * kMiB;
-  const std::uint64_t host_growth = 250 * kMiB;
-  return {310 * kMiB + host_growth, 590 * kMiB + device_growth,
-          (shape.warmup_cublas ? 400 : 310) * kMiB, (shape.warmup_cublas ? 690 : 590) * kMiB};
+  // In service (traffic-cuda.json, traffic-heldout-cuda.json): on the device cuBLAS comes with
+  // the first long prompt (+100 MiB, unless the warm-up loaded it) and the memory pool grows to
+  // the temporaries of the largest products, then neither moves: pool +8..+14 MiB for dense
+  // models with flash attention, +20..+42 for MoE (the tokens sorted by expert), +62..+76
+  // without flash attention (K·Q and the scores·V through cuBLAS), +8..+84 with blocks in host
+  // memory (their long products run on the GPU) and +146 for a MoE so at -ub 1024. On the host
+  // the heap grows as the driver loads, on first use, each kernel cuBLAS picks for a new product
+  // shape, plus cuBLASLt's code: +120..+174 MiB after one prompt per slot, flattening at
+  // +183..+269 MiB after 24-40 rounds of mixed prompts on 1 to all slots (dense and MoE,
+  // partial offload, warm-up cuBLAS or not).
+  const std::uint64_t cublas = shape.warmup_cublas ? 0 : 100 * kMiB;
+  const std::uint64_t pool_at_512 = shape.partial_offload    ? 90 * kMiB
+                                    : !shape.flash_attention ? 75 * kMiB
+                                    : model.is_moe()         ? 45 * kMiB
+                                                             : 25 * kMiB;
+  const std::uint64_t pool = pool_at_512 * std::max<std::uint32_t>(shape.ubatch, 512) / 512;
+  const std::uint64_t host_at_load = (shape.warmup_cublas ? 400 : 310) * kMiB;
+  const std::uint64_t device_at_load = (shape.warmup_cublas ? 690 : 590) * kMiB;
+  constexpr std::uint64_t kHostGrowth = 280 * kMiB;
+  return {host_at_load + kHostGrowth, device_at_load + cublas + pool, host_at_load, device_at_load};
 }
 
 }  // namespace gb10tune::plan
