@@ -121,28 +121,35 @@ TEST(RuntimeMemory, TheWarmUpMovesCublasToLoadOnTheDeviceAndAddsItOnTheHost) {
   EXPECT_EQ(runtime_memory(d80, PlanBackend::cpu, {.warmup_cublas = true}).device, 0U);
 }
 
-// The device in service: cuBLAS (100 MiB) and the memory pool per 512 tokens of micro-batch
-// (a smaller micro-batch counts as 512): dense 25 MiB, MoE 45, without flash attention 75, with
-// blocks in host memory 90 (traffic-cuda.json, traffic-heldout-cuda.json).
-TEST(RuntimeMemory, ThePoolInServiceFollowsMicroBatchAttentionExpertsAndOffload) {
+// The device in service: cuBLAS (100 MiB, unless the warm-up loaded it) and the memory pool at
+// the temporaries of the largest product (a micro-batch below 512 counts as 512), plus 8 MiB:
+// a dense product's f16 input and result at the widest activation; a MoE's tokens sorted per
+// used expert, in and out; without flash attention the f16 scores of a full attention; with
+// blocks in host memory 70 MiB per 512 tokens more (traffic-*-cuda.json).
+TEST(RuntimeMemory, ThePoolInServiceFollowsTheLargestProductsTemporaries) {
   const auto models = testing::captured_models(
       testing::fixture_json("llama-server/memory/offload-validation-cuda.json").at("models"));
-  const model::ModelFacts& dense = models.at("v-d80");
-  const model::ModelFacts& moe = models.at("v-moe96x6");
+  const model::ModelFacts& dense = models.at("v-d80");    // n_embd 2560, n_ff 6912, 32 heads
+  const model::ModelFacts& moe = models.at("v-moe96x6");  // n_embd 3072, 6 of 96 x 384
   const auto in_service = [](const model::ModelFacts& m, RuntimeShape shape) {
     const RuntimeMemory r = runtime_memory(m, PlanBackend::cuda, shape);
-    return (r.device - r.device_at_load) >> 20;
+    return r.device - r.device_at_load;
   };
-  EXPECT_EQ(in_service(dense, {}), 100U + 25);
-  EXPECT_EQ(in_service(dense, {.ubatch = 1024}), 100U + 50);
-  EXPECT_EQ(in_service(dense, {.ubatch = 256}), 100U + 25);
-  EXPECT_EQ(in_service(moe, {}), 100U + 45);
-  EXPECT_EQ(in_service(dense, {.flash_attention = false}), 100U + 75);
-  EXPECT_EQ(in_service(moe, {.partial_offload = true, .ubatch = 1024}), 100U + 180);
-  EXPECT_EQ(in_service(dense, {.warmup_cublas = true, .flash_attention = false}), 75U);
-  // The host: 280 MiB of heap from its figure at load, the same for every shape.
+  constexpr std::uint64_t kMiB = 1ull << 20;
+  EXPECT_EQ(in_service(dense, {}), 100 * kMiB + 512ull * 6912 * 4 + 8 * kMiB);
+  EXPECT_EQ(in_service(dense, {.ubatch = 1024}), 100 * kMiB + 1024ull * 6912 * 4 + 8 * kMiB);
+  EXPECT_EQ(in_service(dense, {.ubatch = 256}), in_service(dense, {}));
+  EXPECT_EQ(in_service(moe, {}), 100 * kMiB + 512ull * 6 * 4 * (3072 + 384) + 8 * kMiB);
+  const RuntimeShape no_flash{.flash_attention = false, .attention_cells = 4096};
+  EXPECT_EQ(in_service(dense, no_flash), 100 * kMiB + 4096ull * 512 * 32 * 2 + 8 * kMiB);
+  EXPECT_EQ(in_service(moe, {.partial_offload = true, .ubatch = 1024}),
+            100 * kMiB + 1024ull * 6 * 4 * (3072 + 384) + 140 * kMiB + 8 * kMiB);
+  RuntimeShape warm = no_flash;
+  warm.warmup_cublas = true;
+  EXPECT_EQ(in_service(dense, warm), 4096ull * 512 * 32 * 2 + 8 * kMiB);
+  // The host: 300 MiB of heap from its figure at load, the same for every shape.
   const RuntimeMemory host = runtime_memory(moe, PlanBackend::cuda, {.partial_offload = true});
-  EXPECT_EQ((host.host - host.host_at_load) >> 20, 280U);
+  EXPECT_EQ(host.host - host.host_at_load, 300 * kMiB);
 }
 
 }  // namespace

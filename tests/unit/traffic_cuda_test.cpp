@@ -3,8 +3,9 @@
 // micro-batch on every slot at once (heldout-cuda.json, validation.json,
 // offload-validation-cuda.json, traffic-cuda.json) and soaks of 24-40 rounds of 1-3000 token
 // prompts on 1 to all slots (soak-*), dense and MoE, full and partial offload, with and without
-// flash attention. traffic-heldout-cuda.json was captured after the envelope of c6a4968 was
-// committed; three of its runs went past it (below) and the envelope was revised with them.
+// flash attention. traffic-heldout-cuda.json and traffic-heldout2-cuda.json were each captured
+// after an envelope was committed (c6a4968, 3ebb8d0); runs of both went past it (below), and the
+// envelope was revised with them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,7 +42,7 @@ std::vector<ServedRun> served_runs() {
   std::vector<ServedRun> out;
   for (const char* fixture :
        {"heldout-cuda.json", "validation.json", "offload-validation-cuda.json", "traffic-cuda.json",
-        "traffic-heldout-cuda.json"}) {
+        "traffic-heldout-cuda.json", "traffic-heldout2-cuda.json"}) {
     const auto runs = testing::plan_captured_runs(
         testing::fixture_json(std::string("llama-server/memory/") + fixture),
         [](const json& run, const model::ModelFacts&) {
@@ -60,10 +61,12 @@ std::vector<ServedRun> served_runs() {
 
 // Never above the plan, on either side: the GPU (NVML) and the host (RSS) each stay inside
 // their part. Before the runtime figures followed the soaks, qwen3 at -ngl 1 was 37 MiB over
-// on the GPU and 22 MiB over on the host. The first envelope (c6a4968) then missed three
-// held-out runs: MoE at -ngl 1 -ub 1024 by 55 MiB on the GPU (the pool scales with the
-// micro-batch), heads of 80 without flash attention by 35 MiB on the host (a warm-up that
-// loads cuBLAS does not spare the heap's growth) and a MoE soak on 4 slots by 16 MiB (+269).
+// on the GPU and 22 MiB over on the host. Held-out runs found two envelopes short since:
+// c6a4968 (+250 MiB host; device +145, +190 with partial offload) missed a MoE at -ngl 1 -ub
+// 1024 by 55 MiB on the GPU, heads of 80 without flash attention by 35 MiB on the host and a
+// MoE soak on 4 slots by 16 MiB; 3ebb8d0 (a pool per 512 tokens by kind) missed two runs
+// without flash attention on the GPU (+14, +57 MiB) and a MoE soak at -ub 1024 on the host (+9
+// MiB, +291 of heap). The pool now follows the products (cuda_pool_in_service).
 TEST(TrafficCuda, EachSideOfTheProcessStaysInsideItsPlanAfterTraffic) {
   int checked = 0;
   for (const ServedRun& r : served_runs()) {
@@ -72,36 +75,38 @@ TEST(TrafficCuda, EachSideOfTheProcessStaysInsideItsPlanAfterTraffic) {
     EXPECT_LE(r.host, r.host_plan);
     ++checked;
   }
-  EXPECT_EQ(checked, 26);
+  EXPECT_EQ(checked, 32);
 }
 
-// Within 5% of the plan for 14 of the 15 processes whose plan reaches 2.75 GiB (the 15th,
-// heads of 96 without flash attention after one prompt per slot, 5.2% under). Below that the
-// runtime's growth in service is a larger share than 5% can hold: what one prompt per slot adds
-// (+120..+174 MiB on the host) is up to 160 MiB below the envelope sustained traffic reaches
-// (+269 MiB); no process lies more than 200 MiB under its plan.
-TEST(TrafficCuda, ThePlanHoldsTheProcessWithinFivePercentFromTwoAndThreeQuarterGiB) {
-  int large = 0;
-  int close = 0;
+// How close: the in-service envelope is what sustained traffic reaches (the heap up to +291 MiB)
+// and, without flash attention, what a slot filled to its last cell needs (the f16 scores), so a
+// process after one prompt per slot lies below it. With flash attention every process is within
+// 9% of its plan, within 6% from 2.75 GiB; without, within 11% (prompts of 2000-3000 tokens in
+// slots of 4096-8192 cells).
+TEST(TrafficCuda, HowFarBelowThePlanAProcessAfterTrafficLies) {
+  int flash = 0;
+  int without = 0;
   for (const ServedRun& r : served_runs()) {
     SCOPED_TRACE(r.name + ": measured " + std::to_string(r.total()) + " MiB, planned " +
                  std::to_string(r.plan_total()));
-    if (r.plan_total() >= 2.75 * 1024) {
-      EXPECT_GE(r.total(), 0.945 * r.plan_total());
-      close += r.total() >= 0.95 * r.plan_total();
-      ++large;
+    if (r.run.at("config").at("fa").get<bool>()) {
+      EXPECT_GE(r.total(), (r.plan_total() >= 2.75 * 1024 ? 0.94 : 0.91) * r.plan_total());
+      ++flash;
+    } else {
+      EXPECT_GE(r.total(), 0.89 * r.plan_total());
+      ++without;
     }
-    EXPECT_LE(r.plan_total() - r.total(), 200.0);
   }
-  EXPECT_EQ(large, 15);
-  EXPECT_EQ(close, 14);
+  EXPECT_EQ(flash, 27);
+  EXPECT_EQ(without, 5);
 }
 
 // A prompt per slot is a point on the way, not the process in service: over 24-40 rounds of
 // mixed lengths and slot counts the heap keeps growing as cuBLAS meets new product shapes (the
-// CUDA driver loads each kernel on first use), by 54-122 MiB after the first round, and
-// flattens inside the plan: the last 8 rounds add under 8 MiB. The GPU side is set by the first
-// round (within 2 MiB: a llama at -ngl 2 gained 2 MiB later).
+// CUDA driver loads each kernel on first use), by 44-122 MiB after the first round, and
+// flattens inside the plan: the last 8 rounds add under 8 MiB. With flash attention the GPU
+// side is set by the first round (within 2 MiB: a llama at -ngl 2 gained 2 MiB later); without,
+// it grows with the longest attention yet (the pool's f16 scores), inside the plan.
 TEST(TrafficCuda, SustainedTrafficGrowsTheHostPastOnePromptAndFlattensInsideThePlan) {
   int checked = 0;
   for (const ServedRun& r : served_runs()) {
@@ -115,18 +120,24 @@ TEST(TrafficCuda, SustainedTrafficGrowsTheHostPastOnePromptAndFlattensInsideTheP
     const auto rss = [&](std::size_t i) {
       return rounds.at(i).at("proc_kib").at("VmRSS").get<double>() / 1024;
     };
-    EXPECT_GT(rss(last) - rss(0), 50.0);
+    EXPECT_GT(rss(last) - rss(0), 40.0);
+    const bool flash = r.run.at("config").at("fa").get<bool>();
     EXPECT_LT(rss(last) - rss(last - 8), 8.0);
     for (std::size_t i = 0; i < rounds.size(); ++i) {
       EXPECT_LE(rss(i), r.host_plan);
-      EXPECT_NEAR(rounds.at(i).at("nvml_mib").get<double>(),
-                  rounds.at(0).at("nvml_mib").get<double>(), 4.0);
+      const double gpu = rounds.at(i).at("nvml_mib").get<double>();
+      EXPECT_LE(gpu, r.gpu_plan);
+      if (flash) {
+        EXPECT_NEAR(gpu, rounds.at(0).at("nvml_mib").get<double>(), 4.0);
+      } else if (i > 0) {
+        EXPECT_GE(gpu, rounds.at(i - 1).at("nvml_mib").get<double>());
+      }
       EXPECT_EQ(rounds.at(i).at("ok").get<int>(),
                 static_cast<int>(rounds.at(i).at("prompts").size()));
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(checked, 13);
 }
 
 }  // namespace

@@ -48,14 +48,19 @@ bool warmup_loads_cublas(const model::ModelFacts& model, const WarmupAttention& 
 
 // What of the launch changes the CUDA runtime's share: whether the warm-up loads cuBLAS
 // (warmup_loads_cublas: it comes at load instead of with the first prompts), whether blocks stay
-// in host memory (-ngl below the layer count), flash attention and the micro-batch (the memory
-// pool's temporaries in service).
+// in host memory (-ngl below the layer count), flash attention, the micro-batch and the cells
+// an attention reads (the memory pool's temporaries in service).
 struct RuntimeShape {
   bool warmup_cublas = false;
   bool partial_offload = false;
   bool flash_attention = true;
   std::uint32_t ubatch = 512;
+  std::uint64_t attention_cells = 0;  // the most KV cells one attention reads (n_kv at its fullest)
 };
+
+// The CUDA memory pool a server grows to in service (ggml_cuda_pool_vmm keeps its high-water
+// mark): the temporaries of the largest product, per micro-batch.
+std::uint64_t cuda_pool_in_service(const model::ModelFacts& model, const RuntimeShape& shape);
 
 // The runtime memory of a server for `model` on `backend` in `shape`.
 RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend,

@@ -38,6 +38,37 @@ bool warmup_loads_cublas(const model::ModelFacts& model, const WarmupAttention& 
   return false;
 }
 
+std::uint64_t cuda_pool_in_service(const model::ModelFacts& model, const RuntimeShape& shape) {
+  constexpr std::uint64_t kMiB = 1ull << 20;
+  const std::uint64_t tokens = std::max<std::uint32_t>(shape.ubatch, 512);
+  // A dense product through cuBLAS: its input converted to f16 and its f16 result, at most the
+  // widest activation on each side (ggml_cuda_op_mul_mat_cublas).
+  const std::uint64_t widest =
+      std::max({model.ffn_width, model.shared_ffn_width, model.expert_ffn_width,
+                std::uint64_t{model.embedding_length}});
+  std::uint64_t pool = tokens * widest * 4;
+  // Experts (ggml_cuda_mul_mat_id): the tokens copied per used expert, sorted, in and out.
+  if (model.is_moe()) {
+    pool = std::max(pool, tokens * model.expert_used_count * 4 *
+                              (model.embedding_length + model.expert_ffn_width));
+  }
+  // Without flash attention K·Q and the scores·V run as batched cuBLAS products whose f16
+  // scores take n_kv × n_tokens × n_head halves (ggml_cuda_mul_mat_batched_cublas).
+  if (!shape.flash_attention) {
+    std::uint64_t heads = 0;
+    for (const model::LayerFacts& layer : model.layers) {
+      heads = std::max<std::uint64_t>(heads, layer.main_kv ? layer.head_count : 0);
+    }
+    pool = std::max(pool, shape.attention_cells * tokens * heads * 2);
+  }
+  // Blocks in host memory: their long products run on the GPU too (measured +8..+84 MiB more
+  // at 512 tokens, +146 at 1024 with a MoE).
+  if (shape.partial_offload) {
+    pool += 70 * kMiB * tokens / 512;
+  }
+  return pool + 8 * kMiB;  // the pool's granularity and the small temporaries beside
+}
+
 RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend,
                              RuntimeShape shape) {
   constexpr std::uint64_t kMiB = 1ull << 20;
@@ -55,26 +86,19 @@ RuntimeMemory runtime_memory(const model::ModelFacts& model, PlanBackend backend
   // warm-up had loaded it (warmup_loads_cublas; RSS minus the host buffers 273-329 MiB,
   // 365-421 MiB with it).
   //
-  // In service (traffic-cuda.json, traffic-heldout-cuda.json): on the device cuBLAS comes with
-  // the first long prompt (+100 MiB, unless the warm-up loaded it) and the memory pool grows to
-  // the temporaries of the largest products, then neither moves: pool +8..+14 MiB for dense
-  // models with flash attention, +20..+42 for MoE (the tokens sorted by expert), +62..+76
-  // without flash attention (K·Q and the scores·V through cuBLAS), +8..+84 with blocks in host
-  // memory (their long products run on the GPU) and +146 for a MoE so at -ub 1024. On the host
-  // the heap grows as the driver loads, on first use, each kernel cuBLAS picks for a new product
-  // shape, plus cuBLASLt's code: +120..+174 MiB after one prompt per slot, flattening at
-  // +183..+269 MiB after 24-40 rounds of mixed prompts on 1 to all slots (dense and MoE,
-  // partial offload, warm-up cuBLAS or not).
+  // In service (traffic-cuda.json, traffic-heldout-cuda.json, traffic-heldout2-cuda.json): on
+  // the device cuBLAS comes with the first long prompt (+100 MiB, unless the warm-up loaded it)
+  // and the memory pool grows to the temporaries of the largest product, then neither moves
+  // (cuda_pool_in_service). On the host the heap grows as the driver loads, on first use, each
+  // kernel cuBLAS picks for a new product shape, plus cuBLASLt's code: +120..+174 MiB after one
+  // prompt per slot, flattening at +183..+291 MiB after 24-40 rounds of mixed prompts on 1 to
+  // all slots (dense and MoE, partial offload, warm-up cuBLAS or not).
   const std::uint64_t cublas = shape.warmup_cublas ? 0 : 100 * kMiB;
-  const std::uint64_t pool_at_512 = shape.partial_offload    ? 90 * kMiB
-                                    : !shape.flash_attention ? 75 * kMiB
-                                    : model.is_moe()         ? 45 * kMiB
-                                                             : 25 * kMiB;
-  const std::uint64_t pool = pool_at_512 * std::max<std::uint32_t>(shape.ubatch, 512) / 512;
   const std::uint64_t host_at_load = (shape.warmup_cublas ? 400 : 310) * kMiB;
   const std::uint64_t device_at_load = (shape.warmup_cublas ? 690 : 590) * kMiB;
-  constexpr std::uint64_t kHostGrowth = 280 * kMiB;
-  return {host_at_load + kHostGrowth, device_at_load + cublas + pool, host_at_load, device_at_load};
+  constexpr std::uint64_t kHostGrowth = 300 * kMiB;
+  return {host_at_load + kHostGrowth, device_at_load + cublas + cuda_pool_in_service(model, shape),
+          host_at_load, device_at_load};
 }
 
 }  // namespace gb10tune::plan
