@@ -42,7 +42,7 @@ std::vector<ServedRun> served_runs() {
   std::vector<ServedRun> out;
   for (const char* fixture :
        {"heldout-cuda.json", "validation.json", "offload-validation-cuda.json", "traffic-cuda.json",
-        "traffic-heldout-cuda.json", "traffic-heldout2-cuda.json"}) {
+        "traffic-heldout-cuda.json", "traffic-heldout2-cuda.json", "traffic-heldout3-cuda.json"}) {
     const auto runs = testing::plan_captured_runs(
         testing::fixture_json(std::string("llama-server/memory/") + fixture),
         [](const json& run, const model::ModelFacts&) {
@@ -75,7 +75,7 @@ TEST(TrafficCuda, EachSideOfTheProcessStaysInsideItsPlanAfterTraffic) {
     EXPECT_LE(r.host, r.host_plan);
     ++checked;
   }
-  EXPECT_EQ(checked, 32);
+  EXPECT_EQ(checked, 37);
 }
 
 // How close: the in-service envelope is what sustained traffic reaches (the heap up to +291 MiB)
@@ -97,13 +97,13 @@ TEST(TrafficCuda, HowFarBelowThePlanAProcessAfterTrafficLies) {
       ++without;
     }
   }
-  EXPECT_EQ(flash, 27);
-  EXPECT_EQ(without, 5);
+  EXPECT_EQ(flash, 30);
+  EXPECT_EQ(without, 7);
 }
 
 // A prompt per slot is a point on the way, not the process in service: over 24-40 rounds of
 // mixed lengths and slot counts the heap keeps growing as cuBLAS meets new product shapes (the
-// CUDA driver loads each kernel on first use), by 44-122 MiB after the first round, and
+// CUDA driver loads each kernel on first use), by 26-122 MiB after the first round, and
 // flattens inside the plan: the last 8 rounds add under 8 MiB. With flash attention the GPU
 // side is set by the first round (within 2 MiB: a llama at -ngl 2 gained 2 MiB later); without,
 // it grows with the longest attention yet (the pool's f16 scores), inside the plan.
@@ -120,7 +120,7 @@ TEST(TrafficCuda, SustainedTrafficGrowsTheHostPastOnePromptAndFlattensInsideTheP
     const auto rss = [&](std::size_t i) {
       return rounds.at(i).at("proc_kib").at("VmRSS").get<double>() / 1024;
     };
-    EXPECT_GT(rss(last) - rss(0), 40.0);
+    EXPECT_GT(rss(last) - rss(0), 20.0);
     const bool flash = r.run.at("config").at("fa").get<bool>();
     EXPECT_LT(rss(last) - rss(last - 8), 8.0);
     for (std::size_t i = 0; i < rounds.size(); ++i) {
@@ -137,7 +137,7 @@ TEST(TrafficCuda, SustainedTrafficGrowsTheHostPastOnePromptAndFlattensInsideTheP
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 13);
+  EXPECT_EQ(checked, 16);
 }
 
 }  // namespace

@@ -112,9 +112,12 @@ struct MemoryPlan {
   // The model's tensors (MTP blocks only with MTP on), less the repacked originals that do
   // not stay resident (RepackPlan::released_bytes).
   std::uint64_t weights_bytes = 0;
-  std::uint64_t repack_bytes = 0;     // the CPU_REPACK buffer: repacked copies of CPU weights
-  RepackPlan repack;                  // what is repacked and why
-  std::uint64_t projector_bytes = 0;  // mmproj weights
+  std::uint64_t repack_bytes = 0;  // the CPU_REPACK buffer: repacked copies of CPU weights
+  // Offloaded tensors whose pages stay mapped in host memory beside their GPU copies (partial
+  // offload: mapped_extra below).
+  std::uint64_t mapped_extra_bytes = 0;
+  RepackPlan repack;                          // what is repacked and why
+  std::uint64_t projector_bytes = 0;          // mmproj weights
   std::uint64_t projector_compute_bytes = 0;  // mmproj compute buffer (clip graph)
   std::optional<ProjectorPlan> projector;     // where and how, when there is a projector
   std::uint64_t kv_full_bytes = 0;            // main context, full-attention layers
@@ -161,8 +164,8 @@ struct MemoryPlan {
   // What the server allocates while it loads, as modelled (no margin, no prompt cache, no
   // calibration): the figure a measurement of the running process is compared with.
   std::uint64_t load_bytes() const {
-    return weights_bytes + repack_bytes + projector_bytes + projector_compute_bytes +
-           cache_bytes() + compute_bytes + output_bytes + runtime_bytes;
+    return weights_bytes + mapped_extra_bytes + repack_bytes + projector_bytes +
+           projector_compute_bytes + cache_bytes() + compute_bytes + output_bytes + runtime_bytes;
   }
 
   // KV + recurrent + MTP KV: everything that grows with context and slots.
@@ -185,6 +188,14 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
 // them (the sum over all blocks is plan.cache_bytes()).
 std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig& config,
                                 const MemoryPlan& plan, std::uint32_t il);
+
+// The bytes of loaded, offloaded tensors that lie inside the file range spanned by the tensors
+// the CPU keeps in its mapped buffer (token_embd, the CPU blocks, the output layer when it
+// stays; not those repacked into a copy, `repacked` per model.tensor_spans entry): llama.cpp
+// unmaps only what is outside [first, last) of that range (llama_model_loader::load_all_data),
+// so those pages, read to upload them, stay in the process.
+std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& config,
+                           std::uint32_t first_gpu, const std::vector<bool>& repacked);
 
 // Splits `plan` over `budget.gpus` and the host as llama.cpp places its buffers (see
 // device_plan.hpp), and checks each part against its own budget.

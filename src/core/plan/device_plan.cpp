@@ -116,13 +116,6 @@ std::uint64_t layer_cache_bytes(const model::ModelFacts& model, const PlanConfig
   return 0;
 }
 
-namespace {
-
-// The bytes of loaded, offloaded tensors that lie inside the file range spanned by the tensors
-// the CPU keeps in its mapped buffer (token_embd, the CPU blocks, the output layer when it
-// stays; not those repacked into a copy): llama.cpp unmaps only what is outside [first, last)
-// of that range (llama_model_loader::load_all_data), so those pages, read to upload them, stay
-// in the process.
 std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& config,
                            std::uint32_t first_gpu, const std::vector<bool>& repacked) {
   const auto mapped_on_cpu = [&](std::size_t i) {
@@ -160,6 +153,8 @@ std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& con
   }
   return extra;
 }
+
+namespace {
 
 // The device and host parts for one assignment, without verdicts.
 DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,

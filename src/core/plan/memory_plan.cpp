@@ -151,6 +151,11 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   });
   plan.weights_bytes -= plan.repack.released_bytes;
   plan.repack_bytes = plan.repack.buffer_bytes;
+  // With blocks left in host memory, offloaded tensors inside the CPU's mapped range stay
+  // resident beside their GPU copies (the device plan's host part counts them the same way).
+  if (config.backend == PlanBackend::cuda) {
+    plan.mapped_extra_bytes = mapped_extra(model, config, first_gpu, plan.repack.repacked);
+  }
   if (config.projector) {
     // clip_ctx: the GPU backend unless --no-mmproj-offload (or no GPU backend in the build):
     // -mmdev's device, else the first GPU.
