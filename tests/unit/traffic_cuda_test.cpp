@@ -8,7 +8,6 @@
 // envelope was revised with them.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "gb10tune/plan/device_plan.hpp"

@@ -127,9 +127,14 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   const bool warmup_cublas = config.backend == PlanBackend::cuda &&
                              warmup_loads_cublas(model, {config.flash_attention, config.cache_k,
                                                          config.cache_v, first_gpu});
-  plan.runtime = runtime_memory(model, config.backend,
-                                {warmup_cublas, shape.host_blocks > 0, config.flash_attention,
-                                 config.ubatch, plan.streams == 1 ? plan.n_ctx : plan.full_cells});
+  // Without flash attention one attention reads every cell of its stream (all of them: -kvu).
+  plan.runtime =
+      runtime_memory(model, config.backend,
+                     {.warmup_cublas = warmup_cublas,
+                      .partial_offload = shape.host_blocks > 0,
+                      .flash_attention = config.flash_attention,
+                      .ubatch = config.ubatch,
+                      .attention_cells = plan.streams == 1 ? plan.n_ctx : plan.full_cells});
   // llama_kv_cells: per cell of every KV cache (full attention, sliding window, the MTP draft
   // context's) a position, a 2-D position, a shift and a 256-sequence bitset, host memory
   // written when the cache is created: 27 MiB a cache at 589,824 cells.
