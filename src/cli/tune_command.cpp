@@ -123,8 +123,14 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
   Status saved;
   const bool finished = !run.error && (run.result.stopped == tune::StopReason::done ||
                                        run.result.stopped == tune::StopReason::budget);
-  if (finished && !in.no_save) {
+  // The final comparison alone decides: nothing is saved unless the winner beat the original
+  // measured next to it in time.
+  const bool worth = !run.error && tune::worth_saving(run.result);
+  doc["saved"] = worth && !in.no_save;
+  if (worth && !in.no_save) {
     saved = save_winner(ctx, in, **session, run.result, doc);
+  } else if (finished && run.measured_start) {
+    *ctx.err << "tune: " << tune::nothing_saved_line(run.result) << "\n";
   }
   ExitCode code = after_interrupt(tune::tune_exit_code(run));
   const Error* failure = run.error ? &*run.error : (!saved ? &saved.error() : nullptr);
@@ -142,7 +148,7 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
   }
   if (failure != nullptr) {
     *ctx.err << "gb10tune tune: " << failure->message << "\n";
-  } else if (!finished) {
+  } else if (!finished && run.result.stopped != tune::StopReason::budget) {
     *ctx.err << fmt::format(
         "gb10tune tune: ended early ({}); the original server runs again. "
         "Continue with: gb10tune tune --resume\n",

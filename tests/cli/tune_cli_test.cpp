@@ -278,18 +278,24 @@ TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {
   EXPECT_EQ(world.starts().back(), shell_join(original["argv"].get<std::vector<std::string>>()));
   EXPECT_TRUE(contains(read_text(run.output), "--resume")) << read_text(run.output);
 
-  // --resume: the candidate measured before the interrupt (depth 5) is not started again.
+  // --resume: the candidate measured before the interrupt (depth 5) is not measured again as a
+  // candidate; it was kept, so it runs again only as the incumbent (measured around the next
+  // candidate), and the resumed tune goes on from candidate 2.
   const std::vector<std::string> measured_before = world.starts();
   ASSERT_GE(measured_before.size(), 3u);
   const std::string first_candidate = measured_before[1];
   ASSERT_TRUE(contains(first_candidate, "--spec-draft-n-max 5 ")) << first_candidate;
   const auto resumed = world.run({"tune", "--resume", "--budget", "12s", "--json"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  const std::vector<std::string> all = world.starts();
-  for (std::size_t i = measured_before.size(); i < all.size(); ++i) {
-    EXPECT_NE(all[i], first_candidate) << "started again: " << all[i] << "\n"
-                                       << read_text(run.output) << resumed.out;
+  const json doc = tune_document(resumed);
+  ASSERT_GE(doc["candidates"].size(), 2u) << doc.dump(1);
+  int depth_five = 0;
+  for (const json& c : doc["candidates"]) {
+    depth_five += c["setting"] == "draft_n_max" && c["value"] == 5 ? 1 : 0;
   }
+  EXPECT_EQ(depth_five, 1) << doc.dump(1);
+  EXPECT_EQ(doc["candidates"][0]["outcome"], "better");
+  EXPECT_EQ(doc["candidates"][1]["index"], 2);
   EXPECT_EQ(world.record()["argv"], original["argv"]);
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gb10tune::testing {
 
 namespace {
@@ -58,7 +60,11 @@ tune::TuneSeam FakeTuneWorld::seam() {
     }
     tune::WorkloadRun run;
     run.level.concurrency = ask.concurrency;
-    const double factor = speed ? speed(running, ask.fields) : 1.0;
+    double factor = speed ? speed(running, ask.fields) : 1.0;
+    std::normal_distribution<double> normal(0.0, 1.0);
+    if (run_sd > 0) {
+      factor *= std::exp(run_sd * normal(rng));
+    }
     for (int round = 0; round < ask.warmup + ask.samples; ++round) {
       tick();
       if (stop.load()) {
@@ -70,12 +76,16 @@ tune::TuneSeam FakeTuneWorld::seam() {
         continue;
       }
       run.samples_s += request_s;
+      double noisy = factor * (drift ? drift(now) : 1.0);
+      if (noise_sd > 0) {
+        noisy *= std::exp(noise_sd * normal(rng));
+      }
       bench::RequestSample sample;
       sample.request = fmt::format("r{}", round);
       sample.round = round - ask.warmup;
-      sample.timings.predicted_per_second = 10.0 * request_size(round) * factor;
+      sample.timings.predicted_per_second = 10.0 * request_size(round) * noisy;
       sample.timings.predicted_n = 100;
-      sample.timings.prompt_ms = 100.0 * request_size(round) / factor;
+      sample.timings.prompt_ms = 100.0 * request_size(round) / noisy;
       sample.timings.prompt_n = 100;
       run.level.samples.push_back(sample);
       run.level.round_totals.push_back(sample.timings.predicted_per_second);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,14 @@ class FakeTuneWorld {
 
   double restart_s = 10;  // what a restart costs on the fake clock
   double request_s = 1;   // what one request costs
+
+  // Noise, seeded: each request's figure is multiplied by exp(N(0, noise_sd)), each run's by
+  // exp(N(0, run_sd)) (a level that moves every request of a run together), and everything by
+  // drift(now) (a server slowing down over the tune: 1 - 0.1 * now / 1000, …); none by default.
+  double noise_sd = 0;
+  double run_sd = 0;
+  std::function<double(double now)> drift;
+  std::mt19937_64 rng{1};
 
   // The seam over this world.
   tune::TuneSeam seam();

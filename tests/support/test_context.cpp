@@ -123,7 +123,7 @@ CliResult run_binary(const std::vector<std::string>& args,
   }
   argv.push_back(GB10TUNE_BINARY);
   argv.insert(argv.end(), args.begin(), args.end());
-  const auto run = platform::run_capture(argv, std::chrono::seconds(60));
+  const auto run = platform::run_capture(argv, std::chrono::seconds(60), 4 * 1024 * 1024);
   CliResult result;
   if (!run) {
     ADD_FAILURE() << run.error().message;

@@ -26,7 +26,7 @@ WalkedTune walk_tune(tune::Search& search, const tune::Measurement& start,
       r.cost = cost;
       walked.incumbent = r.outcome == tune::Outcome::better ? r.measured : walked.incumbent;
     }
-    search.record(*candidate, r.outcome);
+    search.record(*candidate, tune::decision_of(r, true));
     walked.candidates.push_back(r);
   }
   return walked;

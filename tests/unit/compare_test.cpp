@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "gb10tune/bench/paired.hpp"
 #include "support/server_results.hpp"
 
 namespace gb10tune::bench {
@@ -83,24 +86,60 @@ TEST(Compare, OverlappingNoiseIsNotSignificantEvenWhenMediansDiffer) {
 }
 
 TEST(Compare, TheSameRequestsInTheSameOrderArePaired) {
-  // The same figures as above, now on the same requests: each request 1 t/s faster, which the
-  // per-request ratios show although the medians' intervals overlap.
-  const ServerBenchResult a = make_result({18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5}, kPrefill);
-  const ServerBenchResult b = make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill);
+  // The same requests, each 20% faster in b: the per-request ratios show it although the
+  // medians' intervals overlap.
+  const std::vector<double> decode_a{18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5};
+  std::vector<double> decode_b;
+  for (const double v : decode_a) {
+    decode_b.push_back(v * 1.2);
+  }
+  const ServerBenchResult a = make_result(decode_a, kPrefill);
+  const ServerBenchResult b = make_result(decode_b, kPrefill);
   const Comparison c = compare_results(a, b, "a", "b");
   EXPECT_EQ(c.paired_requests, 10);
   const MetricComparison& decode = row(c, "decode");
   ASSERT_TRUE(decode.paired);
   EXPECT_EQ(decode.paired->pairs, 10);
-  EXPECT_GT(decode.paired->ratio_low, 1.04);
-  EXPECT_LT(decode.paired->ratio_high, 1.06);
+  EXPECT_NEAR(decode.paired->ratio, 1.2, 1e-9);
+  // Two runs measured once each: the interval counts a run-to-run noise of 3% per run
+  // (t_9 · sqrt(2 · 0.03²) = ±9.6% in the log), not the pairs' spread alone (0 here).
+  EXPECT_NEAR(std::log(decode.paired->ratio_high / decode.paired->ratio),
+              student_t_quantile(0.95, 9) * std::sqrt(2 * 0.03 * 0.03), 1e-9);
   EXPECT_EQ(decode.verdict, Verdict::better);
-  EXPECT_EQ(judge(decode.a, decode.b, true), Verdict::no_significant_difference);
   EXPECT_TRUE(c.any_significant);
   // Prefill did not change: ratio 1.
   ASSERT_TRUE(row(c, "prefill").paired);
   EXPECT_EQ(row(c, "prefill").paired->ratio, 1);
   EXPECT_EQ(row(c, "prefill").verdict, Verdict::no_significant_difference);
+}
+
+TEST(Compare, AFivePercentChangeBetweenTwoSingleRunsIsWithinTheRunToRunNoise) {
+  // Each request 1 t/s faster (about 5%): identical runs of one H200 server moved up to 8%, so
+  // two single runs cannot tell this from the noise.
+  const ServerBenchResult a = make_result({18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5}, kPrefill);
+  const ServerBenchResult b = make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill);
+  const MetricComparison& decode = row(compare_results(a, b, "a", "b"), "decode");
+  ASSERT_TRUE(decode.paired);
+  EXPECT_GT(decode.paired->ratio, 1.04);
+  EXPECT_LT(decode.paired->ratio_low, 1);
+  EXPECT_EQ(decode.verdict, Verdict::no_significant_difference);
+}
+
+TEST(Compare, ALevelThatWandersWithinTheRunsWidensTheInterval) {
+  // b is 10% faster in its first half and 10% slower in its second: the pairs' mean says 1.0,
+  // the wander says a run's level moves by about 10%, and the interval is wider than the floor.
+  std::vector<double> decode_a;
+  std::vector<double> decode_b;
+  for (int i = 0; i < 16; ++i) {
+    decode_a.push_back(20 + i % 3);
+    decode_b.push_back((20 + i % 3) * (i < 8 ? 1.1 : 1 / 1.1));
+  }
+  const MetricComparison& decode = row(
+      compare_results(make_result(decode_a, kPrefill), make_result(decode_b, kPrefill), "a", "b"),
+      "decode");
+  ASSERT_TRUE(decode.paired);
+  EXPECT_GT(decode.paired->level_sd, std::sqrt(2 * 0.03 * 0.03));
+  EXPECT_EQ(decode.verdict, Verdict::no_significant_difference);
 }
 
 TEST(Compare, RequestsPairOnlySampleBySample) {
@@ -122,7 +161,7 @@ TEST(Compare, RequestsPairOnlySampleBySample) {
   ServerBenchResult x = make_result(kDecodeA, kPrefill);
   ServerBenchResult y = with_other_requests(make_result(kDecodeA, kPrefill));
   add_level(x, 2, {11.0, 11.1, 10.9, 11.0, 11.2, 10.8});
-  add_level(y, 2, {11.5, 11.6, 11.4, 11.5, 11.7, 11.3});
+  add_level(y, 2, {13.2, 13.3, 13.1, 13.2, 13.4, 13.0});  // 20% faster: beyond a run's noise
   const Comparison c = compare_results(x, y, "x", "y");
   EXPECT_EQ(c.paired_requests, 0);
   EXPECT_FALSE(row(c, "decode").paired);
@@ -198,8 +237,9 @@ TEST(Compare, FewSamplesAreNeverBetterOrWorse) {
   const ServerBenchResult b5 =
       with_other_requests(make_result({23.5, 23.9, 23.6, 23.7, 23.8}, kPrefill));
   EXPECT_EQ(row(compare_results(a5, b5, "a", "b"), "decode").verdict, Verdict::better);
-  // Paired, three pairs are enough (kMinPairsForVerdict); two are not.
-  EXPECT_EQ(row(compare_results(a, make_result({23.5, 23.9, 23.6}, kPrefill), "a", "b"), "decode")
+  // Paired, three pairs are enough (kMinPairsForVerdict) for a change beyond the run-to-run
+  // noise (t_2 · sqrt(2 · 0.03²) = ±18% in the log: 1.5× here); two are not.
+  EXPECT_EQ(row(compare_results(a, make_result({30.0, 30.6, 30.2}, kPrefill), "a", "b"), "decode")
                 .verdict,
             Verdict::better);
   EXPECT_EQ(row(compare_results(make_result({20.1, 20.5}, kPrefill),

@@ -99,8 +99,11 @@ TEST(GridSearch, NamesTheChangedKnobs) {
   EXPECT_EQ(candidates[2].value, (json{1024, "off"}));
 }
 
-TEST(GridSearch, FindsWhatOnlyTwoChangesTogetherReachWhereCoordinateStops) {
-  // A ridge: each knob alone is worse than the start, both changed together are the best.
+TEST(GridSearch, FindsWhatOnlyTwoChangesTogetherReach) {
+  // A ridge: each knob alone is worse than the start, both changed together are the best. The
+  // grid finds it; the coordinate search too, by its diagonal step, where the single steps are
+  // not known to be worse (this oracle says only better or not; the coordinate search's own
+  // tests show that a step worse beyond the noise is not combined).
   const auto figure = [](const json& s) {
     const bool big = s["ubatch"] == 1024;
     const bool off = s["flash_attn"] == "off";
@@ -115,7 +118,7 @@ TEST(GridSearch, FindsWhatOnlyTwoChangesTogetherReachWhereCoordinateStops) {
   EXPECT_EQ(grid.incumbent(), (json{{"ubatch", 1024}, {"flash_attn", "off"}}));
   CoordinateSearch coordinate(knobs, start);
   run_grid(coordinate, figure);
-  EXPECT_EQ(coordinate.incumbent(), start);
+  EXPECT_EQ(coordinate.incumbent(), grid.incumbent());
 }
 
 TEST(GridSearch, RefusedPointsDoNotEndItAndAreNeverKept) {

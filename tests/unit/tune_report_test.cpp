@@ -65,10 +65,13 @@ tune::TuneResult tune_report_result() {
       testing::walk_tune(search, result.start, measure, refused,
                          {.restart_s = 14.2, .warmup_s = 3.1, .samples_s = 41.7, .samples = 6});
   result.candidates = walked.candidates;
-  const Measurement& incumbent = walked.incumbent;
+  // The final comparison: the winner's last run, then the original's right after it; both 0.5%
+  // slower than at the start (the drift over the tune).
   result.winner = tune_report_measure(search.incumbent(), 0.995);
-  result.gain = bench::compare_paired(result.start.values, result.winner.values, true);
-  result.drift = bench::compare_paired(incumbent.values, result.winner.values, true);
+  result.start_again = tune_report_measure(start, 0.995);
+  result.gain = bench::compare_paired(result.start_again->values, result.winner.values, true);
+  result.drift = bench::compare_paired(result.start.values, result.start_again->values, true);
+  result.run_noise_sd = 0.012;
   result.elapsed_s = 843;
   result.budget_s = 1200;
   return result;
@@ -76,7 +79,10 @@ tune::TuneResult tune_report_result() {
 
 TEST(TuneReport, TextMatchesGolden) {
   const tune::TuneResult result = tune_report_result();
-  ASSERT_EQ(result.candidates.size(), 6u);  // depth 5, 6, 3; ubatch 1024, 256; fa off
+  // Pass 1: depth 5 (kept), 6; ubatch 1024 (refused), 256; flash attention off. Pass 2 from
+  // depth 5 finds every neighbour measured; the undecided ubatch 256 and flash attention off
+  // are tried together.
+  ASSERT_EQ(result.candidates.size(), 6u);
   testing::expect_golden("tune-report.txt", render_tune(result, 80));
 }
 
@@ -90,7 +96,8 @@ TEST(TuneReport, WinnerDriftAndSkippedKnobs) {
                             result.gain.ratio, result.gain.ratio_low, result.gain.ratio_high)),
       std::string::npos)
       << text;
-  EXPECT_NE(text.find("drift: the incumbent re-measured at the end: 0.995×"), std::string::npos)
+  EXPECT_NE(text.find("drift: the starting settings measured again at the end: 0.995×"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("\n       needs 2.1 GiB more than MemAvailable"), std::string::npos) << text;
   // Every skipped knob with its reason.
@@ -106,6 +113,7 @@ TEST(TuneReport, NoGainWithoutAReMeasure) {
   tune::TuneResult result = tune_report_result();
   result.gain = {};
   result.drift.reset();
+  result.start_again.reset();
   result.winner = {};
   result.stopped = tune::StopReason::interrupted;
   const std::string text = render_tune(result);
@@ -125,17 +133,14 @@ TEST(TuneReport, NoGainWithoutAReMeasure) {
 TEST(TuneReport, ChartOfTheMostWalkedKnob) {
   const tune::TuneResult result = tune_report_result();
   const std::string chart = render_tune_chart(result, 80);
-  // draft_n_max walked most (3 candidates): its start value 4 and 3, 5, 6, in order.
+  // draft_n_max walked most (2 candidates): its start value 4 and 5, 6, in order.
   EXPECT_EQ(chart.rfind("decode t/s by draft_n_max", 0), 0u) << chart;
-  const std::size_t three = chart.find("\n         3 │");
   const std::size_t four = chart.find("\n         4 │");
   const std::size_t five = chart.find("\n  *      5 │");  // the winner
   const std::size_t six = chart.find("\n         6 │");
-  ASSERT_NE(three, std::string::npos) << chart;
   ASSERT_NE(four, std::string::npos) << chart;
   ASSERT_NE(five, std::string::npos) << chart;
   ASSERT_NE(six, std::string::npos) << chart;
-  EXPECT_LT(three, four);
   EXPECT_LT(four, five);
   EXPECT_LT(five, six);
   // The best median has the longest bar.
@@ -148,7 +153,7 @@ TEST(TuneReport, ChartOfTheMostWalkedKnob) {
     return cells;
   };
   EXPECT_GT(bar_of(five), bar_of(four));
-  EXPECT_GT(bar_of(four), bar_of(three));
+  EXPECT_GT(bar_of(five), bar_of(six));
   // Wider terminals draw longer bars.
   EXPECT_GT(render_tune_chart(result, 120).size(), chart.size());
   // Nothing to chart: no candidate, or only one measured value.
@@ -156,7 +161,7 @@ TEST(TuneReport, ChartOfTheMostWalkedKnob) {
   none.start = result.start;
   EXPECT_EQ(render_tune_chart(none), "");
   tune::TuneResult refused = none;
-  refused.candidates.push_back(result.candidates[3]);  // ubatch 1024: does not fit
+  refused.candidates.push_back(result.candidates[2]);  // ubatch 1024: does not fit
   ASSERT_EQ(refused.candidates[0].outcome, Outcome::does_not_fit);
   EXPECT_EQ(render_tune_chart(refused), "");
 }
@@ -204,7 +209,7 @@ TEST(TuneReport, JsonHasEveryCandidateAndTheKnobs) {
   ASSERT_EQ(doc["candidates"].size(), result.candidates.size());
   EXPECT_EQ(doc["candidates"][0]["setting"], "draft_n_max");
   EXPECT_EQ(doc["candidates"][0]["outcome"], "better");
-  EXPECT_EQ(doc["candidates"][3]["outcome"], "does not fit");
+  EXPECT_EQ(doc["candidates"][2]["outcome"], "does not fit");
   EXPECT_GT(doc["candidates"][0]["against"]["ratio"].get<double>(), 1.04);
   ASSERT_EQ(doc["knobs"].size(), tune::knob_table().size());
   EXPECT_EQ(doc["knobs"][0]["server_option"], "--spec-draft-n-max");

@@ -78,10 +78,10 @@ TEST(TunedProfile, NameFromTheModelAndTheGoal) {
   TunedFor tuned = tuned_for_qwen();
   EXPECT_EQ(tuned_profile_name(tuned), "tuned-qwen3.8-27b-q4_k_m-decode");
   tuned.goal = "throughput @4";
-  EXPECT_EQ(tuned_profile_name(tuned), "tuned-qwen3.8-27b-q4_k_m-throughput--4");
+  EXPECT_EQ(tuned_profile_name(tuned), "tuned-qwen3.8-27b-q4_k_m-throughput-4");
   tuned.model_name = "My Model (v2).gguf";
   tuned.goal = "prefill";
-  EXPECT_EQ(tuned_profile_name(tuned), "tuned-my-model--v2--prefill");
+  EXPECT_EQ(tuned_profile_name(tuned), "tuned-my-model-v2-prefill");
   tuned.model_name = "";  // the path's file name then
   EXPECT_EQ(tuned_profile_name(tuned), "tuned-qwen3.8-27b-q4_k_m-prefill");
 }

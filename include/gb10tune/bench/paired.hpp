@@ -28,6 +28,7 @@ struct PairedComparison {
   double ratio_high = 1;
   double confidence = 0.95;  // as asked
   double log_ratio_sd = 0;   // sample standard deviation of ln(b_i / a_i): the pairs' noise
+  double level_sd = 0;       // sqrt of the run-level variance counted into the interval
   Verdict verdict = Verdict::not_comparable;  // better/worse/no_significant_difference/too_few
   // Pairs a difference of 3% needs at this noise to be found 80% of the time at `confidence`
   // (pairs_needed); nullopt below 2 pairs (no noise figure yet).
@@ -37,8 +38,14 @@ struct PairedComparison {
 // Compares `b` with the baseline `a`, pair i being a[i] and b[i] (the same request under both);
 // the spans must have equal sizes (else not_comparable). Pairs where either value is not > 0
 // are left out. `higher_is_better` gives the good direction.
+//
+// `level_var` is the variance (log scale) of the difference between the two runs' whole levels
+// that the pairs cannot show: a server that drifts or jitters from one run to the next moves
+// every pair of a run together, so the pairs' own spread under-states the noise (bench/run_noise
+// estimates it). The interval's half-width is t · sqrt(sd² / n + level_var).
 PairedComparison compare_paired(std::span<const double> a, std::span<const double> b,
-                                bool higher_is_better, double confidence = 0.95);
+                                bool higher_is_better, double confidence = 0.95,
+                                double level_var = 0);
 
 // Pairs needed to detect a relative difference `relative_difference` (0.03 for 3%) with
 // probability `power` at `confidence` (two-sided), when ln-ratios have standard deviation

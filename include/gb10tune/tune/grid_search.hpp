@@ -19,7 +19,7 @@ class GridSearch final : public Search {
   GridSearch(std::vector<KnobPlan> knobs, nlohmann::json start);
 
   std::optional<Candidate> next() override;
-  void record(const Candidate& candidate, Outcome outcome) override;
+  void record(const Candidate& candidate, const Decision& decision) override;
   const nlohmann::json& incumbent() const override { return m_incumbent; }
   int proposed() const override { return m_proposed; }
   int remaining_at_most() const override;

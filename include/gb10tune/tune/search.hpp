@@ -15,10 +15,16 @@
 
 namespace gb10tune::tune {
 
+// The smallest change worth keeping (3%): a comparison that is not yet beyond the noise but
+// whose estimate favours the candidate by at least this much is measured further, and does not
+// end a walk.
+inline constexpr double kSmallestGain = 0.03;
+
 // One configuration to measure: the incumbent's settings with one knob changed (a grid's
-// point: the start's with one or more changed).
+// point: the start's with one or more changed; a coordinate search's diagonal step: two).
 struct Candidate {
   int index = 0;  // 1, 2, … in the order the search proposed them
+  int pass = 1;   // the coordinate search's pass over the knobs (1 for a grid)
   // The knob's setting key; for a grid point, the changed keys joined by '+' in table order.
   std::string setting;
   nlohmann::json value;      // its new value; for a grid point, an array of the changed values
@@ -36,6 +42,17 @@ enum class Outcome {
 
 // "better", "not better", "does not fit", "failed".
 std::string_view to_string(Outcome outcome);
+
+// What the runner decided about a measured candidate, as much as a search needs.
+struct Decision {
+  Decision(Outcome o = Outcome::not_better, bool is_promising = false, bool is_worse = false)
+      : outcome(o), promising(is_promising), worse(is_worse) {}
+  Outcome outcome;
+  // Not better beyond the noise, but its estimate favours it by kSmallestGain or more: a walk
+  // goes on past it (the next value may be better beyond the noise).
+  bool promising;
+  bool worse;  // worse beyond the noise
+};
 
 // How the candidates are chosen.
 enum class Strategy {
@@ -58,12 +75,15 @@ class Search {
   virtual std::optional<Candidate> next() = 0;
   // What measuring `candidate` (the last next()) found; a better one becomes the incumbent. A
   // candidate other than the last proposed one is a caller's bug: std::logic_error.
-  virtual void record(const Candidate& candidate, Outcome outcome) = 0;
+  virtual void record(const Candidate& candidate, const Decision& decision) = 0;
   // The settings that have measured best so far (the start until something is better).
   virtual const nlohmann::json& incumbent() const = 0;
   // Candidates proposed so far, and an upper bound of those still to come (for the ETA).
   virtual int proposed() const = 0;
   virtual int remaining_at_most() const = 0;
+  // About how many are still to come (for the progress line): remaining_at_most() for a grid,
+  // the rest of the current pass for a coordinate search.
+  virtual int expected_remaining() const { return remaining_at_most(); }
 };
 
 // The search of `strategy` over `knobs` (plan_knobs's answer; skipped ones are passed over)

@@ -25,6 +25,10 @@ class TuneBudget {
   // Adds a measured candidate: its restart and warm-up count as one restart when restart_s > 0
   // (a per-request candidate restarts nothing), its samples as samples.
   void add(const CandidateCost& cost);
+  // Adds one restart (stop, start, ready) of `seconds`.
+  void add_restart(double seconds);
+  // Adds one run of the workload: `seconds` for `samples` measured requests, warm-up included.
+  void add_run(double seconds, int samples);
 
   double budget_s() const { return m_budget_s; }
   // Mean restart+warm-up seconds, and mean seconds per sample; nullopt before the first.
@@ -42,6 +46,10 @@ class TuneBudget {
   // Whether one more candidate may start at `elapsed_s`: before the first always; after, only
   // when its expected cost plus the final re-measure end within the budget.
   bool may_start(double elapsed_s, int samples, bool restart) const;
+
+  // Whether work expected to cost `cost_s` (nullopt: not known yet, it may start) may start at
+  // `elapsed_s` and still leave `reserve_s` of the budget.
+  bool fits(double elapsed_s, std::optional<double> cost_s, double reserve_s) const;
 
  private:
   double m_budget_s;

@@ -27,4 +27,8 @@ std::string costs_line(const TuneEvent& event, double budget_s);
 // 12.0 s, 12 samples 25.1 s)", or its refusal or failure.
 std::string candidate_line(const CandidateResult& result);
 
+// Why a finished tune saved nothing: the start stayed the best, the budget ended before the final
+// comparison, or the winner was not better than the original measured next to it.
+std::string nothing_saved_line(const TuneResult& result);
+
 }  // namespace gb10tune::tune

@@ -1,7 +1,12 @@
 // The tune loop (the report's method, K7): measure the starting settings, then every candidate
-// the coordinate search proposes while the time budget allows, each compared paired with the
-// incumbent's latest measurement of the same requests; re-measure the winner at the end (drift)
-// and compare it with the start (gain); leave the ORIGINAL server running. Everything it does to
+// the search proposes while the time budget allows. Each candidate is compared paired, on the
+// same requests, with the incumbent measured around it in time: its run before and a run right
+// after the candidate, interpolated to the candidate's time, so that a server drifting at a
+// steady rate moves neither; the run-to-run noise those re-measurements show widens every
+// interval. A comparison that is undecided but favours the candidate by kSmallestGain or more
+// gets another round of both, up to max_rounds. At the end the winner's last run is compared with
+// the original server measured right after it: that comparison alone says whether the winner is
+// better (gain). The ORIGINAL server runs again when it returns. Everything it does to
 // a server goes through a TuneSeam, so that tests drive it with fakes and the product with the
 // launch planner, launch's start and stop, and bench's HTTP workload (tune_session.hpp).
 #pragma once
@@ -105,6 +110,8 @@ struct TuneOptions {
   int warmup = 1;    // rounds before them, every time (so that every run sends the same requests)
   double budget_s = 1200;
   double confidence = 0.95;
+  // Rounds (a run of the candidate and one of the incumbent) a comparison may take at most.
+  int max_rounds = 3;
   std::uint64_t floor_bytes = 0;  // MemAvailable below this ends the tune (0: no floor)
   std::vector<KnobPlan> knobs;    // plan_knobs's answer
   Strategy strategy = Strategy::coordinate;
@@ -126,8 +133,12 @@ struct TuneRun {
 // failed (then `error` says so, ExitCode::server_failed). A candidate the plan refuses is never
 // started; a failed start or request ends the tune (StopReason::failed), as do `cancel`
 // (interrupted) and MemAvailable below the floor (memory_floor), each after the original is
-// restored; only a tune that ends done or on the budget re-measures the incumbent. A resume
-// whose journal is for another tune is an Error (ExitCode::usage) before anything runs.
+// restored. The budget is a bound: work whose expected cost does not fit what is left (keeping
+// the final comparison's run) is not started, and whatever runs when the budget is spent is
+// stopped (StopReason::budget), so that the tune ends within the budget plus the original's
+// restart. Only a tune that ends done, or on the budget before starting what would not fit, makes
+// the final comparison. A resume whose journal is for another tune is an Error (ExitCode::usage)
+// before anything runs.
 TuneRun run_tune(const TuneOptions& options, const TuneSeam& seam, const std::atomic<bool>& cancel);
 
 // The goal's figure per measured request of `level` in workload order (decode t/s or time to
@@ -138,7 +149,7 @@ std::vector<std::string> goal_requests(Goal goal, const bench::LevelResult& leve
 
 // The request fields of `settings`: each per-request knob's request_field with its value, and
 // for the prefill goal "cache_prompt": false (a prompt the server has cached would show no
-// prefill at all).
+// prefill at all) and "max_tokens": 1 (the answer after the first token measures nothing).
 nlohmann::json request_fields(const std::vector<KnobPlan>& knobs, const nlohmann::json& settings,
                               Goal goal);
 

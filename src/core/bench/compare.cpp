@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "gb10tune/bench/run_noise.hpp"
+
 namespace gb10tune::bench {
 
 namespace {
@@ -52,13 +54,26 @@ std::vector<double> sample_values(const LevelResult& level, Metric metric) {
   return values;
 }
 
+// Two saved runs, each measured once: the pairs cancel what the requests differ in, but not a
+// whole run's level (a server measured seconds apart moved 4-8% between identical runs on an
+// H200, docs/server-bench.md). The interval counts a run-to-run noise of kRunNoiseFloorSd per
+// run, or the wander of the ratios within the runs where that is larger.
+constexpr double kRunNoiseFloorSd = 0.03;
+
+PairedComparison compare_runs(const std::vector<double>& a, const std::vector<double>& b,
+                              bool higher_is_better) {
+  const double level_var =
+      std::max(2 * kRunNoiseFloorSd * kRunNoiseFloorSd, 2 * block_wander_variance(a, b));
+  return compare_paired(a, b, higher_is_better, 0.95, level_var);
+}
+
 // The paired comparison of `metric` over two levels, when their requests pair.
 std::optional<PairedComparison> paired_metric(const LevelResult& a, const LevelResult& b,
                                               Metric metric, bool higher_is_better) {
   if (!requests_pair(a, b)) {
     return std::nullopt;
   }
-  return compare_paired(sample_values(a, metric), sample_values(b, metric), higher_is_better);
+  return compare_runs(sample_values(a, metric), sample_values(b, metric), higher_is_better);
 }
 
 // The level of `result` at `concurrency`, headline level excluded.
@@ -131,7 +146,7 @@ Comparison compare_results(const ServerBenchResult& a, const ServerBenchResult& 
                                 paired_metric(a.levels[i], *other, Metric::decode_tps, true)));
     out.rows.push_back(make_row(
         fmt::format("total decode @{}", concurrency), "t/s", true, sa.total_decode, sb.total_decode,
-        paired ? std::optional(compare_paired(a.levels[i].round_totals, other->round_totals, true))
+        paired ? std::optional(compare_runs(a.levels[i].round_totals, other->round_totals, true))
                : std::nullopt));
   }
   for (std::size_t i = 1; i < b.levels.size(); ++i) {

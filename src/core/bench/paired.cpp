@@ -109,9 +109,11 @@ int pairs_needed(double log_ratio_sd, double relative_difference, double confide
 }
 
 PairedComparison compare_paired(std::span<const double> a, std::span<const double> b,
-                                bool higher_is_better, double confidence) {
+                                bool higher_is_better, double confidence, double level_var) {
   PairedComparison out;
   out.confidence = confidence;
+  level_var = std::isfinite(level_var) && level_var > 0 ? level_var : 0;
+  out.level_sd = std::sqrt(level_var);
   if (a.size() != b.size()) {
     return out;
   }
@@ -140,8 +142,9 @@ PairedComparison compare_paired(std::span<const double> a, std::span<const doubl
     squares += (v - mean) * (v - mean);
   }
   out.log_ratio_sd = std::sqrt(squares / (out.pairs - 1));
-  const double half = student_t_quantile(confidence, out.pairs - 1) * out.log_ratio_sd /
-                      std::sqrt(static_cast<double>(out.pairs));
+  const double half =
+      student_t_quantile(confidence, out.pairs - 1) *
+      std::sqrt(out.log_ratio_sd * out.log_ratio_sd / static_cast<double>(out.pairs) + level_var);
   out.ratio_low = std::exp(mean - half);
   out.ratio_high = std::exp(mean + half);
   out.pairs_for_3_percent = pairs_needed(out.log_ratio_sd, 0.03, confidence);
@@ -164,6 +167,7 @@ nlohmann::json paired_to_json(const PairedComparison& paired) {
           {"ratio_high", paired.ratio_high},
           {"confidence", paired.confidence},
           {"log_ratio_sd", paired.log_ratio_sd},
+          {"level_sd", paired.level_sd},
           {"verdict", to_string(paired.verdict)},
           {"pairs_for_3_percent", paired.pairs_for_3_percent
                                       ? nlohmann::json(*paired.pairs_for_3_percent)
@@ -187,6 +191,8 @@ bool paired_from_json(const nlohmann::json& doc, PairedComparison& paired, std::
     return false;
   }
   paired.verdict = *parsed;
+  const auto level = doc.find("level_sd");  // absent in journals before it was counted
+  paired.level_sd = level != doc.end() && level->is_number() ? level->get<double>() : 0.0;
   paired.pairs_for_3_percent.reset();
   if (const auto it = doc.find("pairs_for_3_percent"); it != doc.end() && !it->is_null()) {
     if (!it->is_number_integer()) {

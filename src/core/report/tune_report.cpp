@@ -104,24 +104,37 @@ std::string winner_line(const TuneResult& result) {
   if (g.verdict != bench::Verdict::better) {
     out += fmt::format(" ({})", bench::to_string(g.verdict));
   }
+  if (!changes.empty()) {
+    out += result.start_again ? "\n  (the final comparison: its last run against the original "
+                                "measured right after it)"
+                              : "\n  (against the start's first run: the tune ended before the "
+                                "final comparison, so nothing is saved on it)";
+  }
   return out + "\n";
 }
 
 std::string drift_line(const TuneResult& result) {
+  const std::string noise =
+      result.run_noise_sd > 0
+          ? fmt::format(
+                "run-to-run noise: {:.1f}% per run (from the incumbent measured around "
+                "each candidate), counted in every interval\n",
+                result.run_noise_sd * 100)
+          : std::string();
   if (!result.drift || result.drift->pairs == 0) {
-    return "drift: not measured (the tune ended before the incumbent was re-measured)\n";
+    return "drift: not measured (the tune ended before the start was measured again)\n" + noise;
   }
   const bench::PairedComparison& d = *result.drift;
   std::string out = fmt::format(
-      "drift: the incumbent re-measured at the end: {:.3f}× its earlier measurement [{:.3f}, "
+      "drift: the starting settings measured again at the end: {:.3f}× their first run [{:.3f}, "
       "{:.3f}] at {:.4g}% ({})",
       d.ratio, d.ratio_low, d.ratio_high, d.confidence * 100, bench::to_string(d.verdict));
   if (d.verdict == bench::Verdict::better || d.verdict == bench::Verdict::worse) {
     out +=
-        ":\n  the server's speed changed during the tune; verdicts near the noise may be off by as "
-        "much";
+        ":\n  the server's speed changed during the tune; each candidate was compared with the "
+        "incumbent measured around it, so a steady drift decided none";
   }
-  return out + "\n";
+  return out + "\n" + noise;
 }
 
 std::string stop_text(const TuneResult& result) {
@@ -336,7 +349,11 @@ nlohmann::json tune_to_json(const TuneResult& result) {
           {"winner_settings", winner},
           {"winner_changes", changes},
           {"gain", result.gain.pairs > 0 ? bench::paired_to_json(result.gain) : json(nullptr)},
-          {"drift", paired_or_null(result.drift)}};
+          {"drift", paired_or_null(result.drift)},
+          {"start_again",
+           result.start_again ? tune::measurement_to_json(*result.start_again) : json(nullptr)},
+          {"run_noise_sd", result.run_noise_sd},
+          {"worth_saving", tune::worth_saving(result)}};
 }
 
 }  // namespace gb10tune::report

@@ -59,14 +59,14 @@ std::optional<Candidate> GridSearch::next() {
   return candidate;
 }
 
-void GridSearch::record(const Candidate& candidate, Outcome outcome) {
+void GridSearch::record(const Candidate& candidate, const Decision& decision) {
   if (!m_pending || candidate.index != m_pending->index) {
     throw std::logic_error(fmt::format(
         "GridSearch::record: candidate {} is not the one proposed last", candidate.index));
   }
   m_pending.reset();
   ++m_point;
-  if (outcome == Outcome::better) {
+  if (decision.outcome == Outcome::better) {
     m_incumbent = candidate.settings;
   }
 }

@@ -24,6 +24,22 @@ void TuneBudget::add(const CandidateCost& cost) {
   m_samples += cost.samples;
 }
 
+void TuneBudget::add_restart(double seconds) {
+  m_restart_total_s += seconds;
+  ++m_restarts;
+}
+
+void TuneBudget::add_run(double seconds, int samples) {
+  if (samples > 0) {
+    m_sample_total_s += seconds;
+    m_samples += samples;
+  }
+}
+
+bool TuneBudget::fits(double elapsed_s, std::optional<double> cost_s, double reserve_s) const {
+  return !cost_s || elapsed_s + *cost_s + reserve_s <= m_budget_s;
+}
+
 std::optional<double> TuneBudget::restart_s() const {
   return m_restarts > 0 ? std::optional(m_restart_total_s / m_restarts) : std::nullopt;
 }

@@ -49,6 +49,8 @@ nlohmann::json request_fields(const std::vector<KnobPlan>& knobs, const nlohmann
   }
   if (goal == Goal::prefill) {
     fields["cache_prompt"] = false;
+    // The time to the first token is all it compares: one token is answered, not the rest.
+    fields["max_tokens"] = 1;
   }
   return fields;
 }

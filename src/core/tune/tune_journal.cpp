@@ -201,7 +201,7 @@ Status replay_journal(const Journal& journal, Search& search) {
                                describe(was), next ? describe(*next) : "nothing more"),
                    ExitCode::usage};
     }
-    search.record(*next, result.outcome);
+    search.record(*next, decision_of(result, journal.header.goal != Goal::prefill));
   }
   return {};
 }

@@ -90,11 +90,40 @@ std::string candidate_line(const CandidateResult& result) {
   }
   const bench::PairedComparison& p = result.against;
   const std::string restart =
-      result.cost.restart_s > 0 ? fmt::format("restart {:.1f} s, ", result.cost.restart_s) : "";
+      result.cost.restart_s > 0 ? fmt::format("restarts {:.1f} s, ", result.cost.restart_s) : "";
+  const std::string rounds =
+      result.rounds > 1 ? fmt::format(" in {} rounds", result.rounds) : std::string();
+  const std::string drift =
+      result.drift ? fmt::format(", incumbent drift ×{:.3f}", result.drift->ratio) : std::string();
   return fmt::format(
-      "{}: {} ×{:.3f} [{:.3f}, {:.3f}] {:.0f}% over {} pairs ({}{} samples {:.1f} s)", head,
+      "{}: {} ×{:.3f} [{:.3f}, {:.3f}] {:.0f}% over {} pairs{}{} ({}{} samples {:.1f} s)", head,
       to_string(result.outcome), p.ratio, p.ratio_low, p.ratio_high, p.confidence * 100, p.pairs,
-      restart, result.cost.samples, result.cost.samples_s);
+      rounds, drift, restart, result.cost.samples, result.cost.samples_s);
+}
+
+std::string nothing_saved_line(const TuneResult& result) {
+  if (winner_is_start(result)) {
+    return "nothing beat the starting settings beyond the noise: nothing saved (they are the "
+           "best this tune found)";
+  }
+  std::string changes;
+  for (const auto& [key, value] : result.winner.settings.items()) {
+    const auto start = result.start.settings.find(key);
+    if (start == result.start.settings.end() || *start != value) {
+      changes += fmt::format("{}{}={}", changes.empty() ? "" : " ", key, value_text(value));
+    }
+  }
+  if (!result.start_again) {
+    return fmt::format(
+        "the {} ended before the final comparison of the winner ({}) with the original: nothing "
+        "saved; continue with: gb10tune tune --resume --budget DURATION",
+        result.stopped == StopReason::budget ? "budget" : "tune", changes);
+  }
+  const bench::PairedComparison& g = result.gain;
+  return fmt::format(
+      "the winner ({}) read ×{:.3f} [{:.3f}, {:.3f}] against the original measured right after "
+      "it: not better beyond the noise, nothing saved",
+      changes, g.ratio, g.ratio_low, g.ratio_high);
 }
 
 }  // namespace gb10tune::tune

@@ -73,6 +73,7 @@ json measurement_to_json(const Measurement& m) {
   return {{"settings", m.settings},
           {"requests", m.requests},
           {"values", m.values},
+          {"at_s", m.at_s},
           {"count", m.stats.count},
           {"median", m.stats.median},
           {"median_interval",
@@ -94,21 +95,50 @@ bool measurement_from_json(const json& doc, Measurement& m, std::string& error) 
     return false;
   }
   m = make_measurement(std::move(settings), std::move(requests), std::move(values));
+  if (const auto at = doc.find("at_s"); at != doc.end() && at->is_number()) {
+    m.at_s = at->get<double>();
+  }
   return true;
 }
 
+bool promising(const bench::PairedComparison& against, bool higher_is_better) {
+  const double ratio = against.ratio;
+  return against.verdict != bench::Verdict::worse && against.verdict != bench::Verdict::better &&
+         ratio > 0 &&
+         (higher_is_better ? ratio >= 1 + kSmallestGain : ratio <= 1 / (1 + kSmallestGain));
+}
+
+Decision decision_of(const CandidateResult& result, bool higher_is_better) {
+  Decision decision{result.outcome};
+  if (result.outcome != Outcome::not_better) {
+    return decision;
+  }
+  decision.worse = result.against.verdict == bench::Verdict::worse;
+  decision.promising = promising(result.against, higher_is_better);
+  return decision;
+}
+
 json candidate_result_to_json(const CandidateResult& r) {
-  return {{"index", r.candidate.index},
-          {"setting", r.candidate.setting},
-          {"value", r.candidate.value},
-          {"settings", r.candidate.settings},
-          {"incumbent", r.candidate.incumbent},
-          {"mode", to_string(r.mode)},
-          {"outcome", to_string(r.outcome)},
-          {"why", r.why},
-          {"measured", measurement_to_json(r.measured)},
-          {"against", bench::paired_to_json(r.against)},
-          {"cost", cost_to_json(r.cost)}};
+  json doc = {{"index", r.candidate.index},
+              {"pass", r.candidate.pass},
+              {"setting", r.candidate.setting},
+              {"value", r.candidate.value},
+              {"settings", r.candidate.settings},
+              {"incumbent", r.candidate.incumbent},
+              {"mode", to_string(r.mode)},
+              {"outcome", to_string(r.outcome)},
+              {"why", r.why},
+              {"measured", measurement_to_json(r.measured)},
+              {"against", bench::paired_to_json(r.against)},
+              {"cost", cost_to_json(r.cost)},
+              {"rounds", r.rounds}};
+  if (r.after) {
+    doc["after"] = measurement_to_json(*r.after);
+  }
+  if (r.drift) {
+    doc["drift"] = bench::paired_to_json(*r.drift);
+  }
+  return doc;
 }
 
 bool candidate_result_from_json(const json& doc, CandidateResult& r, std::string& error) {
@@ -134,9 +164,42 @@ bool candidate_result_from_json(const json& doc, CandidateResult& r, std::string
     error = fmt::format("field 'outcome' is not an outcome ('{}')", outcome);
     return false;
   }
-  return sub_object(doc, "measured", r.measured, error, measurement_from_json) &&
-         sub_object(doc, "against", r.against, error, bench::paired_from_json) &&
-         sub_object(doc, "cost", r.cost, error, cost_from_json);
+  if (!sub_object(doc, "measured", r.measured, error, measurement_from_json) ||
+      !sub_object(doc, "against", r.against, error, bench::paired_from_json) ||
+      !sub_object(doc, "cost", r.cost, error, cost_from_json)) {
+    return false;
+  }
+  // Written by this version: absent in older journals.
+  r.candidate.pass =
+      doc.contains("pass") && doc["pass"].is_number_integer() ? doc["pass"].get<int>() : 1;
+  r.rounds =
+      doc.contains("rounds") && doc["rounds"].is_number_integer() ? doc["rounds"].get<int>() : 1;
+  r.after.reset();
+  if (doc.contains("after")) {
+    Measurement after;
+    if (!sub_object(doc, "after", after, error, measurement_from_json)) {
+      return false;
+    }
+    r.after = std::move(after);
+  }
+  r.drift.reset();
+  if (doc.contains("drift")) {
+    bench::PairedComparison drift;
+    if (!sub_object(doc, "drift", drift, error, bench::paired_from_json)) {
+      return false;
+    }
+    r.drift = drift;
+  }
+  return true;
+}
+
+bool winner_is_start(const TuneResult& result) {
+  return result.winner.settings == result.start.settings;
+}
+
+bool worth_saving(const TuneResult& result) {
+  return (result.stopped == StopReason::done || result.stopped == StopReason::budget) &&
+         !winner_is_start(result) && result.gain.verdict == bench::Verdict::better;
 }
 
 std::string_view to_string(StopReason reason) {

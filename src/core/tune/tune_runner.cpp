@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "gb10tune/bench/run_noise.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::tune {
@@ -42,7 +44,7 @@ class TuneLoop {
 
  private:
   double elapsed() const { return m_seam.clock() - m_started_at; }
-  // Samples the cancel flag and MemAvailable; raises m_stop with its reason once.
+  // Samples the cancel flag, the budget and MemAvailable; raises m_stop with its reason once.
   void tick();
   void journal(const nlohmann::json& line);
   void emit(TuneEventKind kind, const std::optional<Candidate>& candidate = std::nullopt,
@@ -53,13 +55,22 @@ class TuneLoop {
   // Makes the server run `settings` (a restart, the original, or nothing); adds the seconds
   // it took to `restart_s`.
   std::optional<Halt> ensure_running(const nlohmann::json& settings, double& restart_s);
+  // One run of the workload under `settings` (the server already runs them), timed.
   Expected<Measurement> measure(const nlohmann::json& settings, CandidateCost& cost);
+  // ensure_running and measure.
+  Expected<Measurement> run_of(const nlohmann::json& settings, CandidateCost& cost,
+                               std::optional<Halt>& halt);
   std::optional<Halt> measure_start();
-  // Measures `candidate`; a halt ends the tune (the candidate is recorded first).
+  // Measures `candidate`; a halt ends the tune (a failed candidate is recorded first).
   std::optional<Halt> try_candidate(const Candidate& candidate);
   CandidateResult& record(CandidateResult result);
+  // The expected cost of a candidate's first round (two runs, two restarts when it restarts),
+  // and of the final comparison; nullopt before anything was measured.
+  std::optional<double> round_cost(bool restart) const;
+  std::optional<double> final_cost() const;
   void finish(std::optional<Halt> halt);
-  void remeasure();
+  // The winner's last run against the original's run right after it.
+  std::optional<Halt> final_comparison();
   bool needs_restart(const nlohmann::json& settings) const {
     return restart_settings(m_options.knobs, settings) != m_running;
   }
@@ -69,13 +80,16 @@ class TuneLoop {
   const std::atomic<bool>& m_cancel;
   std::unique_ptr<Search> m_search;
   TuneBudget m_budget;
+  bench::RunNoise m_noise;
   nlohmann::json m_start_restart;  // the start's settings that need a restart
   nlohmann::json m_running;        // the restart settings of the server running now
   bool m_original = true;          // it is the original process (nothing restarted yet)
   std::atomic<bool> m_stop{false};
   StopReason m_stop_reason = StopReason::interrupted;
   double m_started_at = 0;
-  Measurement m_incumbent;  // the incumbent's latest measurement
+  Measurement m_incumbent;          // the incumbent's latest run
+  bool m_incumbent_stale = false;   // from an earlier process (--resume): run it again first
+  bool m_incumbent_chosen = false;  // that run is the one that chose it (not a fresh one)
   bool m_costs_said = false;
   TuneRun m_run;
 };
@@ -86,6 +100,11 @@ void TuneLoop::tick() {
   }
   if (m_cancel.load()) {
     m_stop_reason = StopReason::interrupted;
+    m_stop.store(true);
+    return;
+  }
+  if (elapsed() > m_options.budget_s) {
+    m_stop_reason = StopReason::budget;  // the budget is a bound: what runs now stops
     m_stop.store(true);
     return;
   }
@@ -107,6 +126,27 @@ void TuneLoop::journal(const nlohmann::json& line) {
   }
 }
 
+std::optional<double> TuneLoop::round_cost(bool restart) const {
+  const auto sample = m_budget.sample_s();
+  if (!sample) {
+    return std::nullopt;
+  }
+  const double restart_s = restart ? m_budget.restart_s().value_or(0) : 0;
+  return 2 * (*sample * m_options.samples + restart_s);
+}
+
+std::optional<double> TuneLoop::final_cost() const {
+  const auto sample = m_budget.sample_s();
+  if (!sample) {
+    return std::nullopt;
+  }
+  // The original's run after its restart (the restart is the one the bound allows over), and the
+  // winner's fresh run when its last run is the one that chose it.
+  const double runs = m_incumbent_chosen ? 2 : 1;
+  return runs * *sample * m_options.samples +
+         (m_incumbent_chosen ? m_budget.restart_s().value_or(0) : 0);
+}
+
 void TuneLoop::emit(TuneEventKind kind, const std::optional<Candidate>& candidate,
                     const std::optional<CandidateResult>& result) {
   if (!m_options.progress) {
@@ -122,13 +162,12 @@ void TuneLoop::emit(TuneEventKind kind, const std::optional<Candidate>& candidat
   event.restart_s = m_budget.restart_s();
   event.sample_s = m_budget.sample_s();
   const int proposed = m_search->proposed();
-  int still = m_search->remaining_at_most();
-  event.candidates_left = m_budget.candidates_left(event.elapsed_s, m_options.samples, true);
-  if (event.candidates_left) {
+  int still = m_search->expected_remaining();
+  if (const auto each = round_cost(true); each && *each > 0) {
+    const double left = m_options.budget_s - event.elapsed_s - final_cost().value_or(0);
+    event.candidates_left = left > 0 ? static_cast<int>(left / *each) : 0;
     still = std::min(still, *event.candidates_left);
-    if (const auto each = m_budget.candidate_s(m_options.samples, true)) {
-      event.eta_s = (still + 1) * *each;  // the candidates and the final re-measure
-    }
+    event.eta_s = still * *each + final_cost().value_or(0);
   }
   event.estimated_total = proposed + still;
   m_options.progress(event);
@@ -153,13 +192,15 @@ std::optional<Halt> TuneLoop::ensure_running(const nlohmann::json& settings, dou
   } else {
     started = m_seam.restart(settings, m_stop, [this] { tick(); });
   }
-  restart_s += m_seam.clock() - before;
+  const double took = m_seam.clock() - before;
+  restart_s += took;
   if (!started) {
     // What runs now is unknown: the next step restores the original.
     m_running = nullptr;
     m_original = false;
     return halt_for(started.error());
   }
+  m_budget.add_restart(took);
   m_running = wanted;
   m_original = wanted == m_start_restart;
   return std::nullopt;
@@ -175,15 +216,34 @@ Expected<Measurement> TuneLoop::measure(const nlohmann::json& settings, Candidat
   if (m_stop.load()) {
     return Error{"stopped before the measurement", ExitCode::interrupted};
   }
+  const double began = elapsed();
   auto run = m_seam.measure(ask, m_stop, [this] { tick(); });
   if (!run) {
     return run.error();
   }
-  cost.warmup_s = run->warmup_s;
-  cost.samples_s = run->samples_s;
-  cost.samples = static_cast<int>(run->level.samples.size());
-  return make_measurement(settings, goal_requests(m_options.goal, run->level),
-                          goal_values(m_options.goal, run->level));
+  cost.warmup_s += run->warmup_s;
+  cost.samples_s += run->samples_s;
+  const int samples = static_cast<int>(run->level.samples.size());
+  cost.samples += samples;
+  m_budget.add_run(run->warmup_s + run->samples_s, samples);
+  Measurement measured = make_measurement(settings, goal_requests(m_options.goal, run->level),
+                                          goal_values(m_options.goal, run->level));
+  measured.at_s = (began + elapsed()) / 2;
+  return measured;
+}
+
+Expected<Measurement> TuneLoop::run_of(const nlohmann::json& settings, CandidateCost& cost,
+                                       std::optional<Halt>& halt) {
+  halt = ensure_running(settings, cost.restart_s);
+  if (halt) {
+    return Error{halt->error ? halt->error->message : std::string(to_string(halt->reason)),
+                 ExitCode::failed};
+  }
+  auto measured = measure(settings, cost);
+  if (!measured) {
+    halt = halt_for(measured.error());
+  }
+  return measured;
 }
 
 std::optional<Halt> TuneLoop::measure_start() {
@@ -191,6 +251,9 @@ std::optional<Halt> TuneLoop::measure_start() {
   CandidateCost cost;
   auto start = measure(m_options.start, cost);
   if (!start) {
+    if (m_stop.load()) {
+      return Halt{m_stop_reason, std::nullopt};
+    }
     return halt_for(Error{"the starting settings could not be measured: " + start.error().message,
                           start.error().code});
   }
@@ -217,17 +280,31 @@ std::optional<Halt> TuneLoop::resume() {
   for (const CandidateResult& done : journal.candidates) {
     if (done.outcome == Outcome::better) {
       m_incumbent = done.measured;
+    } else if (done.after) {
+      m_incumbent = *done.after;
     }
-    if (done.outcome == Outcome::better || done.outcome == Outcome::not_better) {
-      m_budget.add(done.cost);
+    if (done.drift && done.drift->pairs >= 2) {
+      // The run-to-run noise the earlier process saw: its level shifts again.
+      const double shift = std::log(done.drift->ratio);
+      const double pairs_share =
+          done.drift->log_ratio_sd * done.drift->log_ratio_sd / done.drift->pairs;
+      m_noise.add_shift(shift, pairs_share);
+    }
+    if (done.cost.samples > 0) {
+      m_budget.add_run(done.cost.warmup_s + done.cost.samples_s, done.cost.samples);
+    }
+    if (done.cost.restart_s > 0) {
+      m_budget.add_restart(done.cost.restart_s / 2);  // a round restarts twice
     }
     m_run.result.candidates.push_back(done);
   }
+  // Its runs were taken by another process at other times: the incumbent runs again first.
+  m_incumbent_stale = true;
   return std::nullopt;
 }
 
 CandidateResult& TuneLoop::record(CandidateResult result) {
-  m_search->record(result.candidate, result.outcome);
+  m_search->record(result.candidate, decision_of(result, m_run.result.higher_is_better));
   journal(journal_candidate_line(result));
   m_run.result.candidates.push_back(std::move(result));
   emit(TuneEventKind::candidate_done, m_run.result.candidates.back().candidate,
@@ -245,10 +322,12 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
       knob = &plan;
     }
   }
-  // A grid point changing several knobs is applied by restart when any of them needs one.
-  result.mode = knob != nullptr                     ? knob->mode
-                : needs_restart(candidate.settings) ? ApplyMode::restart
-                                                    : ApplyMode::per_request;
+  const bool restart = restart_settings(m_options.knobs, candidate.settings) !=
+                       restart_settings(m_options.knobs, candidate.incumbent);
+  // Several knobs changed at once are applied by restart when any of them needs one.
+  result.mode = knob != nullptr ? knob->mode
+                : restart       ? ApplyMode::restart
+                                : ApplyMode::per_request;
   if (needs_restart(candidate.settings)) {
     // Never start what the plan says does not fit (an over-commit freezes a GB10).
     const auto checked = m_seam.plan(candidate.settings);
@@ -259,13 +338,72 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
       return std::nullopt;
     }
   }
-  std::optional<Halt> halt = ensure_running(candidate.settings, result.cost.restart_s);
-  if (!halt) {
-    auto measured = measure(candidate.settings, result.cost);
-    if (measured) {
-      result.measured = std::move(*measured);
-    } else {
-      halt = halt_for(measured.error());
+  const bool higher = m_run.result.higher_is_better;
+  const double confidence = m_options.confidence;
+  std::optional<Halt> halt;
+  if (m_incumbent_stale) {
+    auto fresh = run_of(candidate.incumbent, result.cost, halt);
+    if (!fresh) {
+      return halt;
+    }
+    m_incumbent = std::move(*fresh);
+    m_incumbent_stale = false;
+    m_incumbent_chosen = false;
+  }
+  // The pairs of every round: the incumbent interpolated to the candidate's time, and the
+  // candidate; the run-level variance their rounds carry.
+  std::vector<double> reference;
+  std::vector<double> values;
+  std::vector<std::string> requests;
+  double level_factor = 0;
+  Measurement before = m_incumbent;
+  Measurement last;
+  for (int round = 0; round < std::max(1, m_options.max_rounds); ++round) {
+    auto measured = run_of(candidate.settings, result.cost, halt);
+    if (!measured) {
+      break;
+    }
+    last = *measured;
+    ++result.rounds;
+    requests.insert(requests.end(), measured->requests.begin(), measured->requests.end());
+    values.insert(values.end(), measured->values.begin(), measured->values.end());
+    if (round == 0) {
+      // Worse beyond the noise against the incumbent's run before alone (two runs' levels and
+      // the drift between them counted): no run after it is needed to reject it.
+      const bench::PairedComparison alone = bench::compare_paired(
+          before.values, measured->values, higher, confidence, 2 * m_noise.variance());
+      if (alone.verdict == bench::Verdict::worse) {
+        reference = before.values;
+        level_factor = 2;
+        break;
+      }
+    }
+    auto after = run_of(candidate.incumbent, result.cost, halt);
+    if (!after) {
+      break;
+    }
+    const double w = bench::interpolation_weight(before.at_s, after->at_s, measured->at_s);
+    const std::vector<double> ref = bench::interpolate_reference(before.values, after->values, w);
+    reference.insert(reference.end(), ref.begin(), ref.end());
+    level_factor += bench::reference_level_factor(w);
+    result.drift = bench::compare_paired(before.values, after->values, higher, confidence,
+                                         2 * m_noise.variance());
+    m_noise.add(before.values, after->values);
+    result.after = *after;
+    m_incumbent = *after;
+    m_incumbent_chosen = false;
+    before = std::move(*after);
+    const double rounds = result.rounds;
+    result.against = bench::compare_paired(reference, values, higher, confidence,
+                                           m_noise.variance() * level_factor / (rounds * rounds));
+    if (result.against.verdict != bench::Verdict::no_significant_difference ||
+        !promising(result.against, higher)) {
+      break;
+    }
+    // Undecided, but it may be worth keeping: another round of both, when it fits the budget.
+    if (!m_budget.fits(elapsed(), round_cost(result.mode == ApplyMode::restart),
+                       final_cost().value_or(0))) {
+      break;
     }
   }
   if (halt) {
@@ -276,14 +414,18 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
     }
     return halt;
   }
-  result.against = bench::compare_paired(m_incumbent.values, result.measured.values,
-                                         m_run.result.higher_is_better, m_options.confidence);
+  if (!result.after) {  // rejected against the run before alone
+    result.against = bench::compare_paired(reference, values, higher, confidence,
+                                           m_noise.variance() * level_factor);
+  }
+  result.measured = make_measurement(candidate.settings, std::move(requests), std::move(values));
+  result.measured.at_s = last.at_s;
   result.outcome =
       result.against.verdict == bench::Verdict::better ? Outcome::better : Outcome::not_better;
-  m_budget.add(result.cost);
   const CandidateResult& kept = record(std::move(result));
   if (kept.outcome == Outcome::better) {
-    m_incumbent = kept.measured;
+    m_incumbent = last;  // its latest run, the one that chose it
+    m_incumbent_chosen = true;
   }
   if (!m_costs_said) {
     m_costs_said = true;
@@ -292,45 +434,58 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
   return std::nullopt;
 }
 
-void TuneLoop::remeasure() {
-  emit(TuneEventKind::remeasure);
+std::optional<Halt> TuneLoop::final_comparison() {
+  TuneResult& r = m_run.result;
   const nlohmann::json best = m_search->incumbent();
-  double restart_s = 0;
-  std::optional<Halt> halt = ensure_running(best, restart_s);
-  if (!halt) {
-    CandidateCost cost;
-    auto again = measure(best, cost);
-    if (again) {
-      m_run.result.winner = std::move(*again);
-      m_run.result.drift =
-          bench::compare_paired(m_incumbent.values, m_run.result.winner.values,
-                                m_run.result.higher_is_better, m_options.confidence);
-      return;
+  CandidateCost cost;
+  std::optional<Halt> halt;
+  if (m_incumbent_chosen || m_incumbent_stale) {
+    // The run that chose the winner is its best draw of the noise: a fresh one is compared.
+    emit(TuneEventKind::remeasure);
+    auto again = run_of(best, cost, halt);
+    if (!again) {
+      return halt;
     }
-    halt = halt_for(again.error());
+    m_incumbent = std::move(*again);
+    m_incumbent_chosen = m_incumbent_stale = false;
   }
-  // No re-measure: the winner is its last measurement, and the tune says why it ended.
-  m_run.result.winner = m_incumbent;
-  m_run.result.stopped = halt->reason;
-  if (halt->error) {
-    m_run.error = halt->error;
+  r.winner = m_incumbent;
+  emit(TuneEventKind::restoring);
+  auto start = run_of(m_options.start, cost, halt);
+  if (!start) {
+    return halt;
   }
+  r.start_again = *start;
+  r.gain = bench::compare_paired(start->values, r.winner.values, r.higher_is_better,
+                                 m_options.confidence, 2 * m_noise.variance());
+  return std::nullopt;
 }
 
 void TuneLoop::finish(std::optional<Halt> halt) {
-  if (!halt && m_run.measured_start) {
-    remeasure();
-  } else {
-    m_run.result.winner = m_incumbent;
-    if (halt) {
-      m_run.result.stopped = halt->reason;
-      m_run.error = halt->error;
-    }
+  TuneResult& r = m_run.result;
+  r.winner = m_incumbent;
+  if (!halt && m_run.measured_start && m_search->incumbent() != r.start.settings) {
+    halt = final_comparison();
   }
-  if (m_run.measured_start) {
-    m_run.result.gain = bench::compare_paired(m_run.result.start.values, m_run.result.winner.values,
-                                              m_run.result.higher_is_better, m_options.confidence);
+  if (halt) {
+    r.stopped = halt->reason;
+    m_run.error = halt->error;
   }
+  if (m_run.measured_start && !r.start_again) {
+    // No final comparison: the winner's last run against the start's first (not a verdict to
+    // save on).
+    r.gain = bench::compare_paired(r.start.values, r.winner.values, r.higher_is_better,
+                                   m_options.confidence, 2 * m_noise.variance());
+  }
+  // The start's latest run against its first: the drift over the tune.
+  const Measurement* start_latest = r.start_again                                ? &*r.start_again
+                                    : winner_is_start(r) && m_run.measured_start ? &r.winner
+                                                                                 : nullptr;
+  if (start_latest != nullptr && start_latest->at_s > r.start.at_s) {
+    r.drift = bench::compare_paired(r.start.values, start_latest->values, r.higher_is_better,
+                                    m_options.confidence, 2 * m_noise.variance());
+  }
+  r.run_noise_sd = std::sqrt(m_noise.variance());
   if (!m_original) {
     emit(TuneEventKind::restoring);
     if (const Status restored = m_seam.restore(); !restored) {
@@ -342,7 +497,7 @@ void TuneLoop::finish(std::optional<Halt> halt) {
       m_original = true;
     }
   }
-  m_run.result.elapsed_s = elapsed();
+  r.elapsed_s = elapsed();
 }
 
 TuneRun TuneLoop::run() {
@@ -371,10 +526,9 @@ TuneRun TuneLoop::run() {
       m_run.result.stopped = StopReason::done;
       break;
     }
-    // The original must start again at the end once anything was restarted: its start counts.
-    const bool restart = needs_restart(next->settings);
-    const double restore_s = restart || !m_original ? m_budget.restart_s().value_or(0) : 0;
-    if (!m_budget.may_start(elapsed() + restore_s, m_options.samples, restart)) {
+    // A candidate starts only when its first round and the final comparison fit what is left.
+    const bool restart = needs_restart(next->settings) || m_incumbent_stale;
+    if (!m_budget.fits(elapsed(), round_cost(restart), final_cost().value_or(0))) {
       m_run.result.stopped = StopReason::budget;
       break;
     }

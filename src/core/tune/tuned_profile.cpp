@@ -78,12 +78,20 @@ fs::path user_profile_dir(const platform::Environment& env) {
 
 std::string tuned_profile_name(const TunedFor& tuned) {
   const fs::path model(tuned.model_name.empty() ? tuned.model_path : tuned.model_name);
-  std::string name = "tuned-" + model.stem().string() + "-" + tuned.goal;
-  for (char& c : name) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool kept =
-        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    c = kept ? c : '-';
+  const std::string raw = "tuned-" + model.stem().string() + "-" + tuned.goal;
+  // Other characters become '-', and a run of them one ("throughput @2" → "throughput-2").
+  std::string name;
+  for (const char raw_c : raw) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(raw_c)));
+    const bool kept = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
+    if (kept) {
+      name += c;
+    } else if (name.empty() || name.back() != '-') {
+      name += '-';
+    }
+  }
+  while (!name.empty() && name.back() == '-') {
+    name.pop_back();
   }
   return name;
 }
