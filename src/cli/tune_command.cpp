@@ -129,6 +129,8 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
   doc["saved"] = worth && !in.no_save;
   if (worth && !in.no_save) {
     saved = save_winner(ctx, in, **session, run.result, doc);
+  } else if (worth) {
+    *ctx.err << "tune: the winner beat the original beyond the noise; not saved (--no-save)\n";
   } else if (finished && run.measured_start) {
     *ctx.err << "tune: " << tune::nothing_saved_line(run.result) << "\n";
   }
