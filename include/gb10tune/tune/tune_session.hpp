@@ -16,6 +16,7 @@
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/bench/workload.hpp"
 #include "gb10tune/gpu/gpu_backend.hpp"
+#include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/launch_request.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/environment.hpp"
@@ -96,7 +97,12 @@ class TuneSession {
   Status prepare_workload(const TuneRequest& request);
   Status read_journal_for(bool resume);
   Status prepare_options(const TuneRequest& request);
+  // Plans a candidate: a memory-changing one against MemAvailable plus what stopping the running
+  // server frees, its prompt cache lowered when that alone keeps it from fitting
+  // (candidate_memory.hpp); any other only for its command.
   Expected<PlanCheck> plan(const nlohmann::json& settings);
+  // The launch plan of every launch setting `values`, fit off, crediting `freed` bytes.
+  Expected<launch::LaunchPlan> plan_values(nlohmann::json values, std::uint64_t freed) const;
   Status restart(const nlohmann::json& settings, const std::atomic<bool>& stop, const Tick& tick);
   Status restore();
   Expected<WorkloadRun> measure(const MeasureAsk& ask, const std::atomic<bool>& stop,
