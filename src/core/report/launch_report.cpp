@@ -196,6 +196,17 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
       out += fmt::format("  {} {}={} — {} ({})\n", mark, c.name, c.value, c.reason, c.fact);
     }
   }
+  // A tuned profile's measurements that outrank a rule: ✔, citing the tune.
+  std::string measured;
+  for (const launch::RuleJudgement& rule : p.rules->rules) {
+    if (!rule.finding.measured.empty()) {
+      measured += fmt::format("  ✔ {} [{}]: {}\n", rule.finding.summary, rule.finding.fact,
+                              rule.finding.measured);
+    }
+  }
+  if (!measured.empty()) {
+    out += '\n' + style.bold("measured by a tune (outranks the rule)") + '\n' + measured;
+  }
   if (!p.command->adaptations.empty()) {
     out += '\n' + style.bold("adapted to this llama-server build") + '\n';
     for (const auto& a : p.command->adaptations) {
