@@ -51,6 +51,17 @@ std::vector<std::string> launch_warnings(const launch::ServerCommand& command,
   return out;
 }
 
+std::vector<std::string> launch_measured(const launch::RuleVerdict& rules) {
+  std::vector<std::string> out;
+  for (const launch::RuleJudgement& rule : rules.rules) {
+    if (!rule.finding.measured.empty()) {
+      out.push_back(fmt::format("{} [{}]: {}", rule.finding.summary, rule.finding.fact,
+                                rule.finding.measured));
+    }
+  }
+  return out;
+}
+
 json launch_to_json(const LaunchPreview& p) {
   json settings = json::object();
   for (const auto& [key, resolved] : p.settings->all()) {
@@ -197,15 +208,12 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
     }
   }
   // A tuned profile's measurements that outrank a rule: ✔, citing the tune.
-  std::string measured;
-  for (const launch::RuleJudgement& rule : p.rules->rules) {
-    if (!rule.finding.measured.empty()) {
-      measured += fmt::format("  ✔ {} [{}]: {}\n", rule.finding.summary, rule.finding.fact,
-                              rule.finding.measured);
-    }
-  }
+  const auto measured = launch_measured(*p.rules);
   if (!measured.empty()) {
-    out += '\n' + style.bold("measured by a tune (outranks the rule)") + '\n' + measured;
+    out += '\n' + style.bold("measured by a tune (outranks the rule)") + '\n';
+    for (const auto& line : measured) {
+      out += "  ✔ " + line + '\n';
+    }
   }
   if (!p.command->adaptations.empty()) {
     out += '\n' + style.bold("adapted to this llama-server build") + '\n';
