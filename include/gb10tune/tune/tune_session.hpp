@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -127,8 +128,11 @@ class TuneSession {
   std::filesystem::path m_journal_path;
   std::string m_journal_text;
   std::vector<std::string> m_notes;
-  std::unique_ptr<Planned> m_planned;  // the last plan, for the start that follows it
-  int m_running_pid = 0;               // the server tune runs now (0: none)
+  std::shared_ptr<Planned> m_planned;  // the last plan, for the start that follows it
+  // The plans of the settings started so far (their searched settings' JSON text): one started
+  // again (the incumbent's re-measure) is not planned again.
+  std::map<std::string, std::shared_ptr<Planned>> m_started;
+  int m_running_pid = 0;  // the server tune runs now (0: none)
 };
 
 // A usage Error when `name` cannot be a saved profile's name: other characters than

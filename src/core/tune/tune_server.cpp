@@ -57,6 +57,12 @@ Expected<launch::LaunchPlan> TuneSession::plan_values(nlohmann::json values,
 }
 
 Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
+  // Started before in this tune (the incumbent, re-measured at the end): it ran in this memory
+  // already, and is started again as it ran.
+  if (const auto started = m_started.find(settings.dump()); started != m_started.end()) {
+    m_planned = started->second;
+    return PlanCheck{};
+  }
   // Only a knob of the memory plan makes a candidate need other memory than the start, whose
   // plan launch checked (and may have fitted to the whole budget): any other candidate is
   // planned only for its command, never refused for memory.
@@ -80,47 +86,63 @@ Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
                            value.is_string() ? value.get<std::string>() : value.dump());
     }
   }
-  CandidatePlanFigures figures;
-  std::optional<std::string> refusal = launch::start_refusal(*planned);
-  if (refusal) {
-    // launch's way past it (--force) is no option for tune.
-    if (const auto force = refusal->rfind(" (--force"); force != std::string::npos) {
-      refusal->resize(force);
+  const auto figures_of = [&values, freed](const launch::LaunchPlan& p) {
+    CandidatePlanFigures figures;
+    std::optional<std::string> refusal = launch::start_refusal(p);
+    if (refusal) {
+      // launch's way past it (--force) is no option for tune.
+      if (const auto force = refusal->rfind(" (--force"); force != std::string::npos) {
+        refusal->resize(force);
+      }
+      figures.refusal = *refusal;
     }
-    figures.refusal = *refusal;
-  }
-  figures.fits = !refusal;
-  figures.need_bytes = planned->plan.total_bytes;
-  figures.available_bytes = planned->plan.available_bytes.value_or(0);
-  figures.margin_bytes = planned->plan.margin_bytes.value_or(0);
-  figures.reserve_bytes = planned->sizes.reserve;
-  figures.freed_bytes = freed;
-  if (values.value("cache_ram_mib", nlohmann::json(0)).get<std::int64_t>() > 0) {
-    figures.cache_ram_bytes = planned->plan.cache_ram_bytes;
-  }
-  const CandidateMemory memory = judge_candidate_memory(changed, figures, label);
-  if (memory.verdict == MemoryVerdict::refused) {
-    return PlanCheck{false, memory.text};
-  }
-  if (memory.verdict == MemoryVerdict::lower_cache) {
+    figures.fits = !refusal;
+    figures.need_bytes = p.plan.total_bytes;
+    figures.available_bytes = p.plan.available_bytes.value_or(0);
+    figures.margin_bytes = p.plan.margin_bytes.value_or(0);
+    figures.reserve_bytes = p.sizes.reserve;
+    figures.freed_bytes = freed;
+    if (values.value("cache_ram_mib", nlohmann::json(0)).get<std::int64_t>() > 0) {
+      figures.cache_ram_bytes = p.plan.cache_ram_bytes;
+    }
+    return figures;
+  };
+  CandidateMemory memory = judge_candidate_memory(changed, figures_of(*planned), label);
+  const CandidateMemory first = memory;
+  // MemAvailable moves between two reads on a busy machine: the cache is lowered again by what
+  // is still missing, a few times at most.
+  constexpr int kLowerings = 4;
+  for (int i = 0; i < kLowerings && memory.verdict == MemoryVerdict::lower_cache; ++i) {
     values["cache_ram_mib"] = memory.cache_ram_mib;
     planned = plan_values(values, freed);
     if (!planned) {
       return planned.error();
     }
-    if (auto still = launch::start_refusal(*planned)) {
-      return PlanCheck{false, fmt::format("{} does not fit in memory even with --cache-ram {}: {}",
-                                          label, memory.cache_ram_mib, *still)};
-    }
-    if (m_env.note) {
-      m_env.note(launch::NoteKind::info, memory.text);
-    }
+    memory = judge_candidate_memory(changed, figures_of(*planned), label);
+  }
+  if (memory.verdict == MemoryVerdict::refused) {
+    return PlanCheck{false, memory.text};
+  }
+  if (memory.verdict == MemoryVerdict::lower_cache) {
+    return PlanCheck{
+        false, fmt::format("{} does not fit in memory even with --cache-ram {} (MemAvailable "
+                           "kept falling while it was planned): {}",
+                           label, values["cache_ram_mib"].dump(), figures_of(*planned).refusal)};
+  }
+  if (first.verdict == MemoryVerdict::lower_cache && m_env.note) {
+    const std::int64_t final_mib = values["cache_ram_mib"].get<std::int64_t>();
+    m_env.note(launch::NoteKind::info,
+               final_mib == first.cache_ram_mib
+                   ? first.text
+                   : fmt::format("{}; then --cache-ram {}, as MemAvailable moved while it was "
+                                 "planned",
+                                 first.text, final_mib));
   }
   const std::uint64_t slot = planned->draft.built.command.ctx_per_slot;
   if (const Status fits = bench::check_workload_fits(m_workload, slot); !fits) {
     return PlanCheck{false, fits.error().message};
   }
-  m_planned.reset(new Planned{settings, std::move(*planned)});
+  m_planned = std::make_shared<Planned>(Planned{settings, std::move(*planned)});
   return PlanCheck{};
 }
 
@@ -171,6 +193,7 @@ Status TuneSession::restart(const nlohmann::json& settings, const std::atomic<bo
     return started.error();
   }
   m_running_pid = started->pid;
+  m_started[settings.dump()] = m_planned;
   return {};
 }
 
