@@ -51,6 +51,9 @@ void say_on_stderr(Context& ctx, const launch::LaunchPlan& plan) {
   for (const auto& line : report::launch_warnings(built.command, built.environment, built.rules)) {
     *ctx.err << "gb10tune launch: warning: " << line << "\n";
   }
+  for (const auto& line : report::launch_measured(built.rules)) {
+    *ctx.err << "gb10tune launch: measured by a tune (outranks the rule): ✔ " << line << "\n";
+  }
 }
 
 // The re-planning command of an export: this gb10tune (its /proc/self/exe) launched in the

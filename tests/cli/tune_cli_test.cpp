@@ -2,10 +2,13 @@
 // (STANDIN_SPEED): a tune that finishes and saves a profile launch starts, a budget that stops
 // it, a candidate the plan refuses and that never starts (the server log's start headers prove
 // it), Ctrl-C in the middle of a restart that leaves the original argv running, and --resume.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "gb10tune/launch/launch_record.hpp"
@@ -73,6 +76,7 @@ class TuneWorld {
   fs::path state() const { return m_dir.path() / "state" / "gb10tune"; }
   fs::path profiles() const { return m_dir.path() / "config" / "gb10tune" / "profiles"; }
   const std::string& model() const { return m_model; }
+  int port() const { return m_port; }
   json record() const { return json::parse(read_text(state() / "launch.json")); }
   // The argv of every server start in the server log, in order.
   std::vector<std::string> starts() const {
@@ -247,6 +251,152 @@ TEST(CliTune, ACandidateThatDoesNotFitIsNeverStarted) {
   for (const std::string& argv : world.starts()) {
     for (const int ubatch : refused) {
       EXPECT_FALSE(contains(argv, "-ub " + std::to_string(ubatch) + " ")) << argv;
+    }
+  }
+}
+
+// Sets the captured machine's MemAvailable to `kib` kB.
+void set_mem_available(const TuneWorld& world, std::uint64_t kib) {
+  const fs::path meminfo = fs::path(world.root()) / "proc" / "meminfo";
+  std::string text = read_text(meminfo);
+  const auto at = text.find("MemAvailable:");
+  ASSERT_NE(at, std::string::npos) << text;
+  const auto end = text.find('\n', at);
+  text.replace(at, end - at, fmt::format("MemAvailable:   {} kB", kib));
+  std::ofstream(meminfo, std::ios::trunc) << text;
+}
+
+// The launch a new user runs: the model's own prompt cache (no --cache-ram), which launch's fit
+// lowers until the plan fills the budget; then MemAvailable falls a little, as it does once the
+// server runs. The draft knobs are measured all the same: draft_p_min changes no memory and is
+// not re-planned; a draft depth (which changes the plan a little) runs with the prompt cache
+// lowered by what is missing, and tune says so.
+TEST(CliTune, AfterALaunchThatFilledTheBudgetTheDraftKnobsAreMeasuredNotRefused) {
+  // No draft depth is better than the start's, so that p_min is tried on the start's depth.
+  const TuneWorld world(std::map<std::string, std::string>{
+      {"STANDIN_SPEED", "--spec-draft-n-max=5:0.9,--spec-draft-n-max=3:0.9"}});
+  const auto [without_cache, available] = tune_plan_figures(world, {});  // --cache-ram 0
+  // A reserve that leaves 64 MiB for the prompt cache: launch's fit lowers the model's default
+  // (much more) to what fills the budget exactly.
+  const auto reserve = static_cast<std::uint64_t>(available - without_cache) - (64ull << 20);
+  std::vector<std::string> args = stand_in_launch_args(world.model(), world.port(), false);
+  const auto cache = std::find(args.begin(), args.end(), "--cache-ram");
+  ASSERT_NE(cache, args.end());
+  args.erase(cache, cache + 2);
+  const auto given_reserve = std::find(args.begin(), args.end(), "--reserve");
+  ASSERT_NE(given_reserve, args.end());
+  *(given_reserve + 1) = std::to_string(reserve);
+  const auto launched = world.run(args);
+  ASSERT_EQ(launched.exit_code, 0) << launched.out;
+  const json plan = world.record()["plan"];
+  const auto margin = plan.value("/plan/margin_bytes"_json_pointer, -1.0);
+  EXPECT_GE(margin, 0) << plan.dump(1);
+  EXPECT_LT(margin, 1 << 20) << "launch's fit fills the budget: " << plan.dump(1);
+  const std::int64_t start_cache = plan.value("/settings/cache_ram_mib/value"_json_pointer, 0);
+  ASSERT_GT(start_cache, 32) << plan.dump(1);
+  ASSERT_LT(start_cache, 65) << plan.dump(1);
+  // Free memory falls by 16 MiB once the server runs.
+  set_mem_available(world, static_cast<std::uint64_t>(available) / 1024 - 16 * 1024);
+
+  const auto tuned = world.run(
+      {"tune", "--knobs", "draft_n_max,draft_p_min", "--budget", "2m", "--json", "--no-save"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  const json doc = tune_document(tuned);
+  std::map<std::string, int> measured;
+  for (const json& c : doc.at("candidates")) {
+    EXPECT_NE(c.value("outcome", ""), "does not fit") << c.dump();
+    EXPECT_NE(c.value("outcome", ""), "failed") << c.dump();
+    ++measured[c.value("setting", "")];
+  }
+  EXPECT_GE(measured["draft_n_max"], 2) << doc.dump(1);
+  EXPECT_GE(measured["draft_p_min"], 1) << doc.dump(1);
+  EXPECT_TRUE(contains(tuned.out, "it runs with --cache-ram")) << tuned.out;
+  // Each start: a draft depth with the prompt cache lowered, a p_min with the start's.
+  bool lowered = false;
+  bool p_min_as_started = false;
+  for (const std::string& argv : world.starts()) {
+    const bool depth = contains(argv, "--spec-draft-n-max 5 ");
+    if (depth) {
+      lowered = !contains(argv, fmt::format("--cache-ram {} ", start_cache));
+    }
+    if (contains(argv, "--spec-draft-p-min")) {
+      p_min_as_started = contains(argv, fmt::format("--cache-ram {} ", start_cache));
+    }
+  }
+  EXPECT_TRUE(lowered) << tuned.out;
+  EXPECT_TRUE(p_min_as_started) << tuned.out;
+}
+
+// The flags finding `id` of a verify --json document's first server.
+json verify_finding(const json& doc, const std::string& id) {
+  for (const json& check : doc.at("servers").at(0).at("checks")) {
+    if (check.value("group", "") == "flags" && check.value("id", "") == id) {
+      return check;
+    }
+  }
+  return nullptr;
+}
+
+// A tune measured flash attention off and draft depth 3 faster, against two rules (K9, K4): the
+// tuned profile records each kept step, and launching it shows both rules as passed citing the
+// tune (no warning), and verify --strict shows them as passed with the same citations.
+TEST(CliTune, ALaunchOfTheTunedProfileCitesTheTuneAndVerifyPassesTheRules) {
+  const TuneWorld world(std::map<std::string, std::string>{
+      {"STANDIN_SPEED", "-fa=off:1.5,--spec-draft-n-max=3:1.3"}});
+  ASSERT_EQ(world.launch().exit_code, 0);
+  const auto tuned =
+      world.run({"tune", "--knobs", "draft_n_max,flash_attn", "--budget", "2m", "--json"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  const json doc = tune_document(tuned);
+  const std::string name = doc.at("profile").at("name");
+  const json profile = json::parse(read_text(world.profiles() / (name + ".json")));
+  std::map<std::string, json> changed;
+  for (const json& change : profile.at("tuned").at("changes")) {
+    changed[change.at("setting")] = change;
+  }
+  ASSERT_EQ(changed.size(), 2u) << profile.dump(1);
+  EXPECT_EQ(changed["flash_attn"]["to"], "off") << profile.dump(1);
+  EXPECT_GT(changed["flash_attn"]["ratio_low"].get<double>(), 1.0) << profile.dump(1);
+  EXPECT_EQ(changed["draft_n_max"]["to"], 3) << profile.dump(1);
+
+  ASSERT_EQ(world.stop().exit_code, 0);
+  const auto launched = world.run({"launch", "--profile", name});
+  ASSERT_EQ(launched.exit_code, 0) << launched.out;
+  EXPECT_TRUE(contains(launched.out, "measured by a tune (outranks the rule)")) << launched.out;
+  EXPECT_TRUE(contains(launched.out, "flash_attn off: measured by gb10tune tune on"))
+      << launched.out;
+  EXPECT_TRUE(contains(launched.out, "draft_n_max 3: measured by gb10tune tune on"))
+      << launched.out;
+  EXPECT_FALSE(contains(launched.out, "fix: pass -fa on")) << launched.out;
+  EXPECT_FALSE(contains(launched.out, "fix: pass --spec-draft-n-max 4")) << launched.out;
+  const json record = world.record();
+  EXPECT_EQ(record.at("rules").at("measured").size(), 2u) << record.at("rules").dump(1);
+
+  // verify reads the running server through the captured machine.
+  const int pid = record.at("pid");
+  fs::create_directory_symlink("/proc/" + std::to_string(pid),
+                               fs::path(world.root()) / "proc" / std::to_string(pid));
+  // The captured machine does not run the server's --help: the stand-in's own is given.
+  const auto verified =
+      world.run({"verify", "--strict", "--json", "--server-help",
+                 fixture("llama-server/help-2026-08-commit-3f545be.txt").string()});
+  const json checks = tune_document(verified);
+  for (const char* id : {"flash-attention-on", "draft-n-max-4"}) {
+    const json finding = verify_finding(checks, id);
+    ASSERT_FALSE(finding.is_null()) << id << ":\n" << verified.out;
+    EXPECT_EQ(finding.value("severity", ""), "ok") << finding.dump();
+    EXPECT_TRUE(contains(finding.value("measured", ""), "measured by gb10tune tune on"))
+        << finding.dump();
+  }
+  // Nothing the tuned settings do keeps --strict from passing: what is left is what the stand-in
+  // on a captured machine without a GPU cannot show (where the model and its layers sit, with no
+  // NVML and no log seen through the captured machine; its memory against the plan), which a
+  // launch of the start's settings shows the same way.
+  const std::set<std::string> captured_machine = {"device-memory-path", "plan-vs-measured",
+                                                  "server-log", "all-layers-on-gpu"};
+  for (const json& check : checks.at("servers").at(0).at("checks")) {
+    if (check.value("severity", "") != "ok") {
+      EXPECT_TRUE(captured_machine.count(check.value("id", "")) == 1) << check.dump();
     }
   }
 }

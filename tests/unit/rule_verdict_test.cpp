@@ -188,5 +188,42 @@ TEST(RuleVerdict, LaunchRecordKeepsTheRulesAndReadsWithoutThem) {
   EXPECT_FALSE(record_from_json(doc, "launch.json"));
 }
 
+// A tuned profile's measurement of flash attention off: launch's own -fa off is neither chosen
+// nor warned but passes citing it, and the record keeps the measurement for verify (a record
+// of an older gb10tune has none).
+TEST(RuleVerdict, AMeasurementPassesTheRuleItContradictsAndTheRecordKeepsIt) {
+  const platform::Sysroot machine(testing::sysroot_fixture("gb10"));
+  server::RuleInput measured = kVerdictModel;
+  measured.measured = {{"flash-attention-on", "-fa", "off",
+                        "flash_attn off: measured by gb10tune tune on 2026-12-04 (profile t): on → "
+                        "off 1.18× [1.05, 1.33] decode t/s at 95%, on this model and build",
+                        ""}};
+  const auto verdict =
+      judge_command(verdict_flags(), verdict_command({"-fa", "off"}), {}, machine, measured, false);
+  ASSERT_TRUE(verdict) << verdict.error().message;
+  const RuleJudgement& fa = judgement_of(*verdict, "flash-attention-on");
+  EXPECT_EQ(fa.action, RuleAction::ok);
+  EXPECT_EQ(fa.finding.severity, server::Severity::ok);
+  EXPECT_EQ(fa.finding.measured, measured.measured[0].citation);
+  EXPECT_TRUE(verdict->warnings().empty());
+  ASSERT_EQ(verdict->measured.size(), 1u);
+
+  LaunchRecord record;
+  record.pid = 42;
+  record.rules_measured = verdict->measured;
+  auto doc = record_to_json(record);
+  const auto back = record_from_json(doc, "launch.json");
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->rules_measured.size(), 1u);
+  EXPECT_EQ(back->rules_measured[0].citation, measured.measured[0].citation);
+  EXPECT_EQ(back->rules_measured[0].option, "-fa");
+  doc["rules"].erase("measured");
+  const auto older = record_from_json(doc, "launch.json");
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_TRUE(older->rules_measured.empty());
+  doc["rules"]["measured"] = {{{"rule", "flash-attention-on"}}};
+  EXPECT_FALSE(record_from_json(doc, "launch.json"));
+}
+
 }  // namespace
 }  // namespace gb10tune::launch

@@ -104,5 +104,73 @@ TEST(Rules, DefaultsAndTheEnvironmentCount) {
       Severity::fail);  // 64 blocks + the output layer need 65
 }
 
+const Finding& finding_of(const std::vector<Finding>& findings, const std::string& id) {
+  for (const auto& f : findings) {
+    if (f.id == id) {
+      return f;
+    }
+  }
+  throw std::runtime_error("no finding " + id);
+}
+
+// A tuned profile's measurements: flash attention off and no drafting were measured faster.
+std::vector<MeasuredSetting> measured_off(const std::string& not_applied = "") {
+  return {{"flash-attention-on", "-fa", "off",
+           "flash_attn off: measured by gb10tune tune on 2026-12-04 (profile tuned-m-decode): on "
+           "→ off 1.18× [1.05, 1.33] decode t/s at 95%, on this model and build",
+           not_applied},
+          {"mtp-when-model-has-head", "--spec-type", "",
+           "mtp off: measured by gb10tune tune on 2026-12-04 (profile tuned-m-decode): auto → off "
+           "11.60× [9.00, 15.00] decode t/s at 95%, on this model and build",
+           not_applied}};
+}
+
+TEST(Rules, AMeasurementOnThisModelAndBuildOutranksTheRulesItContradicts) {
+  const std::vector<std::string> tuned = {"-ngl", "99", "-np", "1", "-fa", "off"};
+  RuleInput input{true, 64, false};
+  // Without the measurement: flash attention off and no drafting on an MTP model both fail.
+  EXPECT_EQ(severity_of(check_rules(settings_for(tuned), input), "flash-attention-on"),
+            Severity::fail);
+  EXPECT_EQ(severity_of(check_rules(settings_for(tuned), input), "mtp-when-model-has-head"),
+            Severity::fail);
+  input.measured = measured_off();
+  const auto findings = check_rules(settings_for(tuned), input);
+  const Finding& fa = finding_of(findings, "flash-attention-on");
+  EXPECT_EQ(fa.severity, Severity::ok);
+  EXPECT_TRUE(fa.fix.empty());
+  EXPECT_EQ(fa.measured, input.measured[0].citation);
+  EXPECT_TRUE(testing::contains(fa.evidence, "measured by gb10tune tune on 2026-12-04"))
+      << fa.evidence;
+  EXPECT_TRUE(testing::contains(fa.evidence, "the rule's advice: pass -fa on")) << fa.evidence;
+  const Finding& mtp = finding_of(findings, "mtp-when-model-has-head");
+  EXPECT_EQ(mtp.severity, Severity::ok);
+  EXPECT_TRUE(testing::contains(mtp.evidence, "11.60×")) << mtp.evidence;
+  // A rule the tune did not measure is untouched.
+  EXPECT_TRUE(finding_of(findings, "draft-n-max-4").measured.empty());
+}
+
+TEST(Rules, AMeasurementOfAnotherValueOrAnotherModelLeavesTheRuleStanding) {
+  RuleInput input{true, 64, false};
+  input.measured = measured_off();
+  // The server runs -fa auto, not the measured off: the warning stands, without a citation.
+  const auto other_value =
+      check_rules(settings_for({"-ngl", "99", "-fa", "auto", "--spec-type", "draft-mtp"}), input);
+  EXPECT_EQ(severity_of(other_value, "flash-attention-on"), Severity::warn);
+  EXPECT_TRUE(finding_of(other_value, "flash-attention-on").measured.empty());
+  // Tuned for another model: the failure stands, saying so.
+  input.measured = measured_off(
+      "profile tuned-m-decode was tuned for the model /m/a.gguf, not "
+      "/m/b.gguf: the rule stands");
+  const auto elsewhere = check_rules(settings_for({"-ngl", "99", "-fa", "off"}), input);
+  const Finding& fa = finding_of(elsewhere, "flash-attention-on");
+  EXPECT_EQ(fa.severity, Severity::fail);
+  EXPECT_TRUE(fa.measured.empty());
+  EXPECT_TRUE(testing::contains(fa.evidence,
+                                "a tune measured this setting, but profile "
+                                "tuned-m-decode was tuned for the model /m/a.gguf"))
+      << fa.evidence;
+  EXPECT_EQ(fa.fix, "pass -fa on");
+}
+
 }  // namespace
 }  // namespace gb10tune::server

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gb10tune/launch/recorded_plan.hpp"
+#include "gb10tune/server/rules.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
@@ -81,6 +82,9 @@ struct LaunchRecord {
   // ✘). Empty in a record of an older gb10tune.
   std::vector<std::string> rules_chosen;
   std::vector<std::string> rules_forced;
+  // A tuned profile's measurements the launch judged the rules with (verify judges them the
+  // same way): empty without a tuned profile, and in a record of an older gb10tune.
+  std::vector<server::MeasuredSetting> rules_measured;
 };
 
 // The record as a JSON document (schema_version 1).

@@ -40,6 +40,9 @@ struct RuleJudgement {
 // Every rule's judgement, in server::check_rules order.
 struct RuleVerdict {
   std::vector<RuleJudgement> rules;
+  // A tuned profile's measurements the rules were judged with (server::RuleInput::measured):
+  // the launch record keeps them for verify.
+  std::vector<server::MeasuredSetting> measured;
 
   // The ids of the rules launch handled with `action` (what the launch record keeps).
   std::vector<std::string> ids(RuleAction action) const;

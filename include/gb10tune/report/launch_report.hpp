@@ -54,6 +54,10 @@ struct LaunchPreview {
 // "ctx_per_slot 196608 → 65536 (profile gb10-dense-mtp)", one entry per lowered setting.
 std::vector<std::string> describe_fit_changes(const FitSummary& fit);
 
+// One line per tuning rule a tuned profile's measurement passes (server::Finding::measured):
+// "flash attention on [K9]: flash_attn off: measured by gb10tune tune on …".
+std::vector<std::string> launch_measured(const launch::RuleVerdict& rules);
+
 // Every warning of a launch: the command's (refusals passed with --force), the environment's
 // (unread config files, unknown variables), then one per tuning rule the command does not pass.
 std::vector<std::string> launch_warnings(const launch::ServerCommand& command,

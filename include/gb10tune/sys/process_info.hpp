@@ -104,6 +104,7 @@ struct ProcessMemory {
   std::uint64_t rss_shmem = 0;          // RssShmem: shared memory
   std::string source;                   // the file the figures come from
   std::optional<std::uint64_t> vm_hwm;  // VmHWM: the most resident so far; nullopt: not read
+  std::uint64_t vm_pte = 0;  // VmPTE: its page tables (kernel memory freed with it; status only)
 };
 
 // Parses the Vm/Rss lines of /proc/<pid>/status; a ProcError naming `source` when VmRSS or

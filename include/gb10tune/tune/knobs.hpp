@@ -45,6 +45,11 @@ struct Knob {
   bool memory_effect = false;  // changes the memory plan (every candidate is planned then)
   bool lossy = false;          // changes the output: measured only with --allow-lossy
   std::string_view help;       // one line for --help and the report
+  // The tuning rule (server::check_rules id) whose advice a value of this knob may contradict,
+  // and the option as the rules read it ("-fa"); "" when no rule is about it. A tuned profile's
+  // measurement of the knob outranks that rule (tuned_profile.hpp).
+  std::string_view rule = "";
+  std::string_view rule_option = "";
 };
 
 // Every knob, in the order a search visits them (the largest effects first, as the report

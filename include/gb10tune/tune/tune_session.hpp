@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "gb10tune/bench/server_endpoint.hpp"
 #include "gb10tune/bench/workload.hpp"
 #include "gb10tune/gpu/gpu_backend.hpp"
+#include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/launch_request.hpp"
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/environment.hpp"
@@ -96,7 +98,12 @@ class TuneSession {
   Status prepare_workload(const TuneRequest& request);
   Status read_journal_for(bool resume);
   Status prepare_options(const TuneRequest& request);
+  // Plans a candidate: a memory-changing one against MemAvailable plus what stopping the running
+  // server frees, its prompt cache lowered when that alone keeps it from fitting
+  // (candidate_memory.hpp); any other only for its command.
   Expected<PlanCheck> plan(const nlohmann::json& settings);
+  // The launch plan of every launch setting `values`, fit off, crediting `freed` bytes.
+  Expected<launch::LaunchPlan> plan_values(nlohmann::json values, std::uint64_t freed) const;
   Status restart(const nlohmann::json& settings, const std::atomic<bool>& stop, const Tick& tick);
   Status restore();
   Expected<WorkloadRun> measure(const MeasureAsk& ask, const std::atomic<bool>& stop,
@@ -121,8 +128,11 @@ class TuneSession {
   std::filesystem::path m_journal_path;
   std::string m_journal_text;
   std::vector<std::string> m_notes;
-  std::unique_ptr<Planned> m_planned;  // the last plan, for the start that follows it
-  int m_running_pid = 0;               // the server tune runs now (0: none)
+  std::shared_ptr<Planned> m_planned;  // the last plan, for the start that follows it
+  // The plans of the settings started so far (their searched settings' JSON text): one started
+  // again (the incumbent's re-measure) is not planned again.
+  std::map<std::string, std::shared_ptr<Planned>> m_started;
+  int m_running_pid = 0;  // the server tune runs now (0: none)
 };
 
 // A usage Error when `name` cannot be a saved profile's name: other characters than

@@ -11,9 +11,27 @@
 #include <vector>
 
 #include "gb10tune/platform/environment.hpp"
+#include "gb10tune/server/rules.hpp"
+#include "gb10tune/tune/tune_result.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::tune {
+
+// One kept step of a tune: a candidate that changed `setting` from `from` to `to` and was better
+// than the incumbent beyond the noise.
+struct TunedChange {
+  std::string setting;  // the knob's setting ("flash_attn")
+  nlohmann::json from;  // the incumbent's value
+  nlohmann::json to;    // the candidate's
+  // The other settings the same candidate changed (a grid point): measured together.
+  std::vector<std::string> with;
+  std::string metric;  // "decode t/s", "time to first token ms", …
+  // The paired ratio against the incumbent as a gain (> 1 better; a time's ratio inverted).
+  double ratio = 1;
+  double ratio_low = 1;
+  double ratio_high = 1;
+  double confidence = 0.95;
+};
 
 // What a tuned profile was measured for.
 struct TunedFor {
@@ -28,11 +46,35 @@ struct TunedFor {
   double gain_low = 1;     // its interval
   double gain_high = 1;
   double confidence = 0.95;
+  // The llama-server binary it was tuned with (launch::server_build_identity: path, size,
+  // time); "" in a profile of an older gb10tune.
+  std::string server_build = "";
+  // Per knob the winner changed, the kept steps that changed it, in order (empty in a profile of
+  // an older gb10tune): the evidence a rule's citation is made of.
+  std::vector<TunedChange> changes = {};
 };
 
 // A tuned profile's document: {"description", "settings", "tuned": {…}}. `settings` are the
 // complete launch settings the winner ran with (key → value).
 nlohmann::json tuned_profile_document(const nlohmann::json& settings, const TunedFor& tuned);
+
+// The "tuned" object of a profile document read back; nullopt when it is not one (a field
+// missing or mistyped). server_build and changes are optional (older profiles).
+std::optional<TunedFor> tuned_for_from_json(const nlohmann::json& tuned);
+
+// The kept steps of `result`'s candidates that lead to the winner's value of each knob the
+// winner changed from the start.
+std::vector<TunedChange> tuned_changes(const TuneResult& result);
+
+// What the tune measured for the knobs a rule gives advice on (knob_table's rule), as
+// server::MeasuredSetting for launch's and verify's rules: a citation naming the date, the
+// profile, each kept step and its ratio. They apply only when `tuned` was made for
+// `model_path` and the llama-server binary of identity `server_build`; otherwise not_applied
+// says which differs.
+std::vector<server::MeasuredSetting> measured_settings(const TunedFor& tuned,
+                                                       const std::string& profile,
+                                                       const std::string& model_path,
+                                                       const std::string& server_build);
 
 // The user's profile directory: $XDG_CONFIG_HOME/gb10tune/profiles (~/.config/…).
 std::filesystem::path user_profile_dir(const platform::Environment& env);

@@ -12,6 +12,7 @@
 #include "gb10tune/plan/backend_choice.hpp"
 #include "gb10tune/report/plan_report.hpp"
 #include "gb10tune/sys/gb10.hpp"
+#include "gb10tune/tune/tuned_profile.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::launch {
@@ -210,6 +211,13 @@ Expected<LaunchDraft> draft_launch(LaunchRequest request, const PlannerContext& 
   d.inputs.gb10 = sys::is_gb10_machine(context.sysroot);
   d.inputs.force = request.force;
   d.rules = {d.model.has_mtp(), d.model.main_layer_count, d.inputs.gb10};
+  // A tuned profile's measurements outrank the rules they contradict, on its model and build.
+  if (d.layers.profile_settings) {
+    if (const auto tuned = tune::tuned_for_from_json(d.layers.profile_settings->tuned)) {
+      d.rules.measured = tune::measured_settings(*tuned, d.layers.profile, d.inputs.model_path,
+                                                 server_build_identity(d.server_path));
+    }
+  }
   d.request = std::move(request);
   auto built = build_launch_command(d.settings, command_context(d, context));
   if (!built) {

@@ -12,6 +12,37 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
+nlohmann::json measured_to_json(const std::vector<server::MeasuredSetting>& measured) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const server::MeasuredSetting& m : measured) {
+    out.push_back({{"rule", m.rule},
+                   {"option", m.option},
+                   {"value", m.value},
+                   {"citation", m.citation},
+                   {"not_applied", m.not_applied}});
+  }
+  return out;
+}
+
+bool measured_from_json(const nlohmann::json& doc, std::vector<server::MeasuredSetting>& out,
+                        std::string& error) {
+  if (!doc.is_array()) {
+    error = "not an array";
+    return false;
+  }
+  for (const nlohmann::json& entry : doc) {
+    server::MeasuredSetting m;
+    if (!get_field(entry, "rule", m.rule, error) || !get_field(entry, "option", m.option, error) ||
+        !get_field(entry, "value", m.value, error) ||
+        !get_field(entry, "citation", m.citation, error) ||
+        !get_field(entry, "not_applied", m.not_applied, error)) {
+      return false;
+    }
+    out.push_back(std::move(m));
+  }
+  return true;
+}
+
 }  // namespace
 
 StatePaths StatePaths::under(const std::filesystem::path& state_dir) {
@@ -58,7 +89,10 @@ nlohmann::json record_to_json(const LaunchRecord& r) {
         {"backend", r.backend},
         {"plan_estimate", r.plan_estimate}}},
       {"plan", r.plan},
-      {"rules", {{"chosen", r.rules_chosen}, {"forced", r.rules_forced}}}};
+      {"rules",
+       {{"chosen", r.rules_chosen},
+        {"forced", r.rules_forced},
+        {"measured", measured_to_json(r.rules_measured)}}}};
 }
 
 Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::string& source) {
@@ -135,6 +169,11 @@ Expected<LaunchRecord> record_from_json(const nlohmann::json& doc, const std::st
     if (!get_field(*rules, "chosen", r.rules_chosen, error) ||
         !get_field(*rules, "forced", r.rules_forced, error)) {
       return fail("rules: " + error);
+    }
+    // Added later: a record of an older gb10tune has none.
+    if (const auto measured = rules->find("measured");
+        measured != rules->end() && !measured_from_json(*measured, r.rules_measured, error)) {
+      return fail("rules.measured: " + error);
     }
   }
   if (r.pid <= 0) {

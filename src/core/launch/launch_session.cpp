@@ -91,6 +91,7 @@ LaunchRecord make_launch_record(const report::LaunchPreview& p, const StatePaths
   r.planned = read_recorded_plan(r.plan);
   r.rules_chosen = p.rules->ids(RuleAction::chosen);
   r.rules_forced = p.rules->ids(RuleAction::forced);
+  r.rules_measured = p.rules->measured;
   return r;
 }
 

@@ -80,6 +80,7 @@ Expected<RuleVerdict> judge_command(const server::ServerFlags& flags, const Serv
       server::resolve_settings(flags, server::gather_inputs(root, env, command.argv)), rules);
 
   RuleVerdict verdict;
+  verdict.measured = rules.measured;
   std::vector<std::string> refusals;
   for (const server::Finding& finding : findings) {
     RuleJudgement rule{finding, RuleAction::ok};

@@ -51,6 +51,17 @@ std::vector<std::string> launch_warnings(const launch::ServerCommand& command,
   return out;
 }
 
+std::vector<std::string> launch_measured(const launch::RuleVerdict& rules) {
+  std::vector<std::string> out;
+  for (const launch::RuleJudgement& rule : rules.rules) {
+    if (!rule.finding.measured.empty()) {
+      out.push_back(fmt::format("{} [{}]: {}", rule.finding.summary, rule.finding.fact,
+                                rule.finding.measured));
+    }
+  }
+  return out;
+}
+
 json launch_to_json(const LaunchPreview& p) {
   json settings = json::object();
   for (const auto& [key, resolved] : p.settings->all()) {
@@ -194,6 +205,14 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
                         : c.action == launch::ChangeAction::overridden ? style.yellow(action)
                                                                        : std::string(action);
       out += fmt::format("  {} {}={} — {} ({})\n", mark, c.name, c.value, c.reason, c.fact);
+    }
+  }
+  // A tuned profile's measurements that outrank a rule: ✔, citing the tune.
+  const auto measured = launch_measured(*p.rules);
+  if (!measured.empty()) {
+    out += '\n' + style.bold("measured by a tune (outranks the rule)") + '\n';
+    for (const auto& line : measured) {
+      out += "  ✔ " + line + '\n';
     }
   }
   if (!p.command->adaptations.empty()) {

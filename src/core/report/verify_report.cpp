@@ -42,12 +42,16 @@ struct Counts {
 }  // namespace
 
 nlohmann::json finding_to_json(const Finding& finding) {
-  return {{"id", finding.id},
-          {"fact", finding.fact},
-          {"severity", server::severity_name(finding.severity)},
-          {"summary", finding.summary},
-          {"evidence", finding.evidence},
-          {"fix", finding.fix}};
+  nlohmann::json doc = {{"id", finding.id},
+                        {"fact", finding.fact},
+                        {"severity", server::severity_name(finding.severity)},
+                        {"summary", finding.summary},
+                        {"evidence", finding.evidence},
+                        {"fix", finding.fix}};
+  if (!finding.measured.empty()) {
+    doc["measured"] = finding.measured;  // the tune's citation that outranks the rule
+  }
+  return doc;
 }
 
 int verify_exit_code(const verify::VerifyResult& result, bool strict) {

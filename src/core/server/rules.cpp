@@ -221,6 +221,41 @@ Finding load_mode(const EffectiveSettings& s, const RuleInput& in) {
   return f;
 }
 
+// Whether the settings hold the measured value of `m`.
+bool holds_measured(const EffectiveSettings& s, const MeasuredSetting& m) {
+  if (m.option == "--spec-type" && m.value.empty()) {
+    return !mtp_on(s);
+  }
+  const auto* v = s.get(m.option);
+  return v != nullptr && v->value == m.value;
+}
+
+// A finding that is not ok and whose setting has a measured value: ok citing the measurement
+// where it applies; else it stands, saying why the measurement does not apply.
+void apply_measured(std::vector<Finding>& findings, const EffectiveSettings& s,
+                    const std::vector<MeasuredSetting>& measured) {
+  for (Finding& f : findings) {
+    if (f.severity == Severity::ok) {
+      continue;
+    }
+    for (const MeasuredSetting& m : measured) {
+      if (m.rule != f.id || !holds_measured(s, m)) {
+        continue;
+      }
+      if (!m.not_applied.empty()) {
+        f.evidence += fmt::format("; a tune measured this setting, but {}", m.not_applied);
+        break;
+      }
+      f.evidence =
+          fmt::format("{} (the rule's advice: {})", m.citation, f.fix.empty() ? f.evidence : f.fix);
+      f.severity = Severity::ok;
+      f.fix.clear();
+      f.measured = m.citation;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view severity_name(Severity severity) {
@@ -236,9 +271,12 @@ std::string_view severity_name(Severity severity) {
 }
 
 std::vector<Finding> check_rules(const EffectiveSettings& settings, const RuleInput& input) {
-  return {gpu_layers(settings, input), flash_attention(settings),  mtp_head(settings, input),
-          draft_depth(settings),       backend_sampling(settings), unified_cache(settings),
-          load_mode(settings, input)};
+  std::vector<Finding> findings = {gpu_layers(settings, input), flash_attention(settings),
+                                   mtp_head(settings, input),   draft_depth(settings),
+                                   backend_sampling(settings),  unified_cache(settings),
+                                   load_mode(settings, input)};
+  apply_measured(findings, settings, input.measured);
+  return findings;
 }
 
 }  // namespace gb10tune::server

@@ -274,6 +274,7 @@ ProcResult<ProcessMemory> parse_status_memory(std::string_view text, std::string
                                       {"RssAnon", &memory.rss_anon},
                                       {"RssFile", &memory.rss_file},
                                       {"RssShmem", &memory.rss_shmem},
+                                      {"VmPTE", &memory.vm_pte},
                                       {"VmHWM", &hwm}});
   if (!found) {
     return found.error();

@@ -8,6 +8,7 @@
 #include "gb10tune/sys/meminfo.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/private_files.hpp"
+#include "gb10tune/tune/candidate_memory.hpp"
 #include "gb10tune/tune/tune_session.hpp"
 
 namespace gb10tune::tune {
@@ -31,8 +32,8 @@ struct TuneSession::Planned {
 TuneSession::TuneSession() = default;
 TuneSession::~TuneSession() = default;
 
-Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
-  nlohmann::json values = full_settings(settings);
+Expected<launch::LaunchPlan> TuneSession::plan_values(nlohmann::json values,
+                                                      std::uint64_t freed) const {
   launch::LaunchRequest request;
   if (const auto extra = values.find("extra_args"); extra != values.end()) {
     request.extra = extra->get<std::vector<std::string>>();
@@ -44,37 +45,104 @@ Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
     request.values["reserve"] = m_request.reserve;
   }
   request.backend = m_record.backend.empty() ? std::string("auto") : m_record.backend;
-  std::vector<std::string> notes;
   // The candidates run in the original server's environment, cleaned as launch cleans it.
-  launch::PlannerContext context{
-      m_original_env, m_env.sysroot, m_env.gpu,
-      [&notes](launch::NoteKind, const std::string& text) { notes.push_back(text); }};
-  if (m_running_pid > 0) {
-    if (const auto memory = sys::read_process_memory(m_env.sysroot, m_running_pid)) {
-      context.freed_bytes = memory->rss_anon + memory->rss_shmem;  // weights mapped from the
-                                                                   // file stay in the page cache
-    }
-  }
+  launch::PlannerContext context{m_original_env, m_env.sysroot, m_env.gpu,
+                                 [](launch::NoteKind, const std::string&) {}};
+  context.freed_bytes = freed;
   auto draft = launch::draft_launch(std::move(request), context);
   if (!draft) {
     return draft.error();
   }
-  auto planned = launch::plan_launch(std::move(*draft), context, false);
+  return launch::plan_launch(std::move(*draft), context, false);
+}
+
+Expected<PlanCheck> TuneSession::plan(const nlohmann::json& settings) {
+  // Started before in this tune (the incumbent, re-measured at the end): it ran in this memory
+  // already, and is started again as it ran.
+  if (const auto started = m_started.find(settings.dump()); started != m_started.end()) {
+    m_planned = started->second;
+    return PlanCheck{};
+  }
+  // Only a knob of the memory plan makes a candidate need other memory than the start, whose
+  // plan launch checked (and may have fitted to the whole budget): any other candidate is
+  // planned only for its command, never refused for memory.
+  const std::vector<std::string> changed = memory_knobs_changed(m_options.start, settings);
+  std::uint64_t freed = 0;
+  if (!changed.empty() && m_running_pid > 0) {
+    if (const auto memory = sys::read_process_memory(m_env.sysroot, m_running_pid)) {
+      freed = freed_when_stopped(*memory);
+    }
+  }
+  nlohmann::json values = full_settings(settings);
+  auto planned = plan_values(values, freed);
   if (!planned) {
     return planned.error();
   }
-  if (auto refusal = launch::start_refusal(*planned)) {
-    // launch's way past it (--force) is no option for tune.
-    if (const auto force = refusal->rfind(" (--force"); force != std::string::npos) {
-      refusal->resize(force);
+  std::string label;
+  for (const auto& [key, value] : settings.items()) {
+    const auto start = m_options.start.find(key);
+    if (start == m_options.start.end() || *start != value) {
+      label += fmt::format("{}{} {}", label.empty() ? "" : " + ", key,
+                           value.is_string() ? value.get<std::string>() : value.dump());
     }
-    return PlanCheck{false, *refusal};
+  }
+  const auto figures_of = [&values, freed](const launch::LaunchPlan& p) {
+    CandidatePlanFigures figures;
+    std::optional<std::string> refusal = launch::start_refusal(p);
+    if (refusal) {
+      // launch's way past it (--force) is no option for tune.
+      if (const auto force = refusal->rfind(" (--force"); force != std::string::npos) {
+        refusal->resize(force);
+      }
+      figures.refusal = *refusal;
+    }
+    figures.fits = !refusal;
+    figures.need_bytes = p.plan.total_bytes;
+    figures.available_bytes = p.plan.available_bytes.value_or(0);
+    figures.margin_bytes = p.plan.margin_bytes.value_or(0);
+    figures.reserve_bytes = p.sizes.reserve;
+    figures.freed_bytes = freed;
+    if (values.value("cache_ram_mib", nlohmann::json(0)).get<std::int64_t>() > 0) {
+      figures.cache_ram_bytes = p.plan.cache_ram_bytes;
+    }
+    return figures;
+  };
+  CandidateMemory memory = judge_candidate_memory(changed, figures_of(*planned), label);
+  const CandidateMemory first = memory;
+  // MemAvailable moves between two reads on a busy machine: the cache is lowered again by what
+  // is still missing, a few times at most.
+  constexpr int kLowerings = 4;
+  for (int i = 0; i < kLowerings && memory.verdict == MemoryVerdict::lower_cache; ++i) {
+    values["cache_ram_mib"] = memory.cache_ram_mib;
+    planned = plan_values(values, freed);
+    if (!planned) {
+      return planned.error();
+    }
+    memory = judge_candidate_memory(changed, figures_of(*planned), label);
+  }
+  if (memory.verdict == MemoryVerdict::refused) {
+    return PlanCheck{false, memory.text};
+  }
+  if (memory.verdict == MemoryVerdict::lower_cache) {
+    return PlanCheck{
+        false, fmt::format("{} does not fit in memory even with --cache-ram {} (MemAvailable "
+                           "kept falling while it was planned): {}",
+                           label, values["cache_ram_mib"].dump(), figures_of(*planned).refusal)};
+  }
+  if (first.verdict == MemoryVerdict::lower_cache && m_env.note) {
+    const std::int64_t final_mib = values["cache_ram_mib"].get<std::int64_t>();
+    m_env.note(launch::NoteKind::info,
+               final_mib == first.cache_ram_mib
+                   ? first.text
+                   : fmt::format("{}; then --cache-ram {}, as MemAvailable moved while it was "
+                                 "planned",
+                                 first.text, final_mib));
   }
   const std::uint64_t slot = planned->draft.built.command.ctx_per_slot;
   if (const Status fits = bench::check_workload_fits(m_workload, slot); !fits) {
     return PlanCheck{false, fits.error().message};
   }
-  m_planned.reset(new Planned{settings, std::move(*planned)});
+  m_planned = std::make_shared<Planned>(Planned{settings, std::move(*planned)});
   return PlanCheck{};
 }
 
@@ -125,6 +193,7 @@ Status TuneSession::restart(const nlohmann::json& settings, const std::atomic<bo
     return started.error();
   }
   m_running_pid = started->pid;
+  m_started[settings.dump()] = m_planned;
   return {};
 }
 

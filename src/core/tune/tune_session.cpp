@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "gb10tune/launch/launch_planner.hpp"
+#include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/sys/cpuinfo.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/process_info.hpp"
@@ -322,6 +323,8 @@ TunedFor TuneSession::tuned_for(const TuneResult& result) const {
   tuned.gain_low = result.gain.ratio_low;
   tuned.gain_high = result.gain.ratio_high;
   tuned.confidence = result.gain.confidence;
+  tuned.server_build = launch::server_build_identity(m_record.server_path);
+  tuned.changes = tuned_changes(result);
   if (!result.higher_is_better && result.gain.ratio > 0) {
     // A time: the gain is how much shorter, as a speed-up.
     tuned.gain = 1 / result.gain.ratio;

@@ -184,6 +184,8 @@ FlagsOutcome check_flags(const platform::Sysroot& root, const ProcessSnapshot& s
   std::uint64_t n_ctx_train = 0;
   if (record != nullptr) {
     rule_input.model_has_mtp = record->model_has_mtp;
+    // The tuned profile's measurements its launch judged the rules with.
+    rule_input.measured = record->rules_measured;
     if (record->model_layers > 0) {
       rule_input.model_layers = record->model_layers;
     }
