@@ -121,6 +121,7 @@ Expected<Sized> size_filler(const WorkloadRequest& request, std::uint64_t depth,
                             std::uint64_t tolerance, double& chars_per_token, FillerText& text,
                             const PromptTokenCounter& count) {
   constexpr int kMaxTries = 24;
+  constexpr double kMostCharsPerToken = 64;
   const std::uint64_t shallow = request.prompt_tokens;
   const double aim = static_cast<double>(depth - shallow) - static_cast<double>(tolerance) / 2;
   std::optional<Sized> best;
@@ -154,6 +155,9 @@ Expected<Sized> size_filler(const WorkloadRequest& request, std::uint64_t depth,
       chars_per_token =
           static_cast<double>(filler.size()) / static_cast<double>(*counted - shallow);
     }
+    // No vocabulary packs more than a few dozen characters into a token: a count that barely
+    // moved must not make the next filler megabytes long.
+    chars_per_token = std::min(chars_per_token, kMostCharsPerToken);
     guess = std::max(1.0, aim * chars_per_token);
     if (too_deep && *too_deep <= fits + 1) {
       break;  // one character apart: the closest a word boundary gets
