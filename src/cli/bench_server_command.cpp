@@ -29,7 +29,7 @@ struct ServerOptions {
   std::string save;
   bool force = false;  // --save may replace an earlier result
   double timeout_seconds = 600;
-  std::uint64_t max_context = 0;  // 0: refuse requests longer than a slot instead
+  std::uint64_t max_context = 0;  // 0: only the requests longer than a slot are left out
   bool json = false;
 };
 
@@ -116,12 +116,13 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   if (!info) {
     return fail_bench_server(ctx, info.error());
   }
-  const auto fitted = bench::fit_workload(*workload, options.max_context, info->n_ctx_per_slot);
+  const auto fitted = bench::fit_workload_to_server(*workload, options.max_context,
+                                                    info->n_ctx_per_slot, endpoint->count_prompt);
   if (!fitted) {
     return fail_bench_server(ctx, fitted.error());
   }
-  if (!fitted->empty()) {
-    *ctx.err << *fitted << "\n";
+  for (const std::string& note : *fitted) {
+    *ctx.err << "gb10tune bench server: " << note << "\n";
   }
   const auto roof_inputs =
       bench::roofline_inputs({options.model, options.bandwidth_gbps, ctx.env}, record, *info);
@@ -190,8 +191,9 @@ Runner setup_bench_server(CLI::App& bench) {
                   "The served GGUF, for the bytes read per token (default: the launch record)")
       ->option_text("FILE");
   sub->add_option("--max-context", options->max_context,
-                  "Leave out the requests needing more than N tokens (context + max_tokens, "
-                  "estimated); default: refuse a workload longer than the server's slot")
+                  "Leave out the requests needing more than N tokens (prompt + max_tokens, "
+                  "counted by the server); those longer than the server's slot are always left "
+                  "out")
       ->check(CLI::PositiveNumber)
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,

@@ -117,6 +117,7 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
   printer.finish();
   nlohmann::json doc = report::make_document("tune");
   doc.update(report::tune_to_json(run.result));
+  doc["depth"] = (*session)->depth();
   if (!run.journal_warning.empty()) {
     *ctx.err << "warning: the journal could not be written: " << run.journal_warning << "\n";
   }
@@ -188,6 +189,13 @@ Runner setup_tune(CLI::App& app) {
   sub->add_option("--max-context", o->request.max_context,
                   "Leave out the requests needing more than N tokens (as bench server)")
       ->check(CLI::PositiveNumber)
+      ->option_text("N");
+  sub->add_option("--depth", o->request.depth,
+                  "Measure decode with every request's prompt about N tokens deep (a fixed "
+                  "filler before it, sized with the server's tokenizer); default: the workload's "
+                  "deepest prompt, at most what the slot leaves room for; 0: the prompts as "
+                  "written; the prefill goal ignores it")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->option_text("N");
   sub->add_option("--samples", o->request.samples,
                   "Measured requests per candidate (default: the workload's, at most 12)")

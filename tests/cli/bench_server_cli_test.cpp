@@ -312,22 +312,74 @@ std::string long_turn_workload() {
          "\n";
 }
 
-TEST(CliBenchServer, WorkloadLongerThanTheSlotIsRefusedBeforeTheFirstRequest) {
+TEST(CliBenchServer, ARequestLongerThanTheSlotIsLeftOutBeforeTheFirstRequest) {
   testing::TempDir dir;
   const auto prompts = dir.write("long.jsonl", long_turn_workload());
   FakeServer server;
   make_speculative(server);
   server.info.n_ctx_per_slot = 1024;
+  const auto result = run_cli_on(
+      "gb10",
+      {"bench", "server", "--url", "http://h:1", "--prompts", prompts.string(), "--warmup", "0"},
+      state_env(dir), {}, with(server));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  // This server cannot count tokens: turn 2 is estimated at (100 + 100 + 4000) / 4 + 3 messages
+  // × 8 + 64 = 1138 tokens, and left out.
+  EXPECT_NE(result.err.find("estimated at 4 characters per token"), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("1 of 2 requests left out: longer than the server's slot of 1024 "
+                            "tokens (their prompt, estimated, and max_tokens"),
+            std::string::npos)
+      << result.err;
+  ASSERT_EQ(server.requests.size(), 1u);
+  EXPECT_EQ(server.requests[0].find(std::string(4000, 'b')), std::string::npos);
+}
+
+TEST(CliBenchServer, TheServersTokenCountsDecideWhatFitsTheSlot) {
+  testing::TempDir dir;
+  const auto prompts = dir.write("long.jsonl", long_turn_workload());
+  FakeServer server;
+  make_speculative(server);
+  server.info.n_ctx_per_slot = 1024;
+  // One token per byte: the first turn (200 characters) needs 264 tokens with its 64 to
+  // generate, the second 4264.
+  server.count_prompt = [](const json& body) -> Expected<std::uint64_t> {
+    std::uint64_t bytes = 0;
+    for (const auto& message : body["messages"]) {
+      bytes += message["content"].get<std::string>().size();
+    }
+    return bytes;
+  };
+  const auto result = run_cli_on("gb10",
+                                 {"bench", "server", "--url", "http://h:1", "--prompts",
+                                  prompts.string(), "--warmup", "0", "--json"},
+                                 state_env(dir), {}, with(server));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("estimated"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("1 of 2 requests left out: longer than the server's slot of 1024 "
+                            "tokens (their prompt, counted by the server's tokenizer"),
+            std::string::npos)
+      << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["workload"]["requests"], 1) << doc["workload"];
+}
+
+TEST(CliBenchServer, NoRequestThatFitsTheSlotIsAnErrorBeforeTheFirstRequest) {
+  testing::TempDir dir;
+  const auto prompts = dir.write("long.jsonl", long_turn_workload());
+  FakeServer server;
+  make_speculative(server);
+  server.info.n_ctx_per_slot = 64;
   const auto result =
       run_cli_on("gb10", {"bench", "server", "--url", "http://h:1", "--prompts", prompts.string()},
                  state_env(dir), {}, with(server));
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_TRUE(server.requests.empty()) << server.requests.size();
-  // Turn 2: (100 + 100 + 4000) / 4 + 3 messages × 8 + 64 = 1138 tokens.
-  EXPECT_NE(result.err.find("request long-essay/2 needs about 1138 tokens"), std::string::npos)
+  EXPECT_NE(
+      result.err.find("no request of " + prompts.string() + " fits the server's slot of 64 tokens"),
+      std::string::npos)
       << result.err;
-  EXPECT_NE(result.err.find("slot holds 1024"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("--max-context 1024"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("fewer slots with -np"), std::string::npos) << result.err;
 }
 
 TEST(CliBenchServer, MaxContextTrimsTheWorkloadToTheSlot) {

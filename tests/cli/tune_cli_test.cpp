@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,8 +60,10 @@ class TuneWorld {
   CliResult stop() const { return run_binary({"stop"}, env_changes()); }
   // The launch the tune starts from, always on the same port: the model's default profile with
   // one slot of 4096 tokens, no prompt cache, no reserve.
-  CliResult launch(const std::vector<std::string>& more = {}) const {
+  CliResult launch(const std::vector<std::string>& more = {},
+                   const std::string& ctx_per_slot = "4096") const {
     std::vector<std::string> args = stand_in_launch_args(m_model, m_port, false);
+    std::replace(args.begin(), args.end(), std::string("4096"), ctx_per_slot);
     args.insert(args.end(), more.begin(), more.end());
     return run(args);
   }
@@ -399,6 +402,50 @@ TEST(CliTune, ALaunchOfTheTunedProfileCitesTheTuneAndVerifyPassesTheRules) {
       EXPECT_TRUE(captured_machine.count(check.value("id", "")) == 1) << check.dump();
     }
   }
+// The shipped workload on a byte-level vocabulary (the stand-in's /tokenize counts a token per
+// byte and refuses a prompt as long as the slot with llama-server's HTTP 400): at 8192 tokens per
+// slot its longest request (cpp-tokenizer/4, ~8800 tokens) does not fit, although the estimate
+// of 4 characters per token says ~2600. tune leaves it out with one line, measures decode with
+// every request about as deep as the deepest one left, records that depth in its journal, and a
+// resume with another depth is refused.
+TEST(CliTune, AWorkloadLongerThanTheSlotIsTrimmedByTheServersCountAndMeasuredDeep) {
+  const TuneWorld world(std::map<std::string, std::string>{{"STANDIN_TOKEN_BYTES", "1"}});
+  ASSERT_EQ(world.launch({}, "8192").exit_code, 0);
+  const auto tuned =
+      world.run({"tune", "--knobs", "ubatch", "--budget", "2m", "--json", "--no-save"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_TRUE(contains(tuned.out,
+                       "gb10tune tune: 1 of 19 requests left out: longer than the server's slot "
+                       "of 8192 tokens (their prompt, counted by the server's tokenizer, and "
+                       "max_tokens; they would fail with HTTP 400)"))
+      << tuned.out;
+  EXPECT_FALSE(contains(tuned.out, "exceeds the available context size")) << tuned.out;
+  const json doc = tune_document(tuned);
+  EXPECT_EQ(doc.value("stopped", ""), "done") << doc.dump(1);
+  // The deepest request left (python-csv-report/4: 7630 bytes of ChatML, and BOS).
+  EXPECT_EQ(doc.value("depth", 0), 7631) << doc.dump(1);
+  EXPECT_TRUE(contains(tuned.out,
+                       "decode is measured 7631 tokens deep (the workload's deepest "
+                       "prompt)"))
+      << tuned.out;
+  const std::string journal = read_text(world.state() / "tune-journal.jsonl");
+  const json header = json::parse(journal.substr(0, journal.find('\n')));
+  EXPECT_EQ(header.value("depth", 0), 7631) << header.dump();
+
+  const auto other_depth = world.run(
+      {"tune", "--resume", "--depth", "4000", "--knobs", "ubatch", "--budget", "1m", "--no-save"});
+  EXPECT_EQ(other_depth.exit_code, 2) << other_depth.out;
+  EXPECT_TRUE(contains(other_depth.out, "depth: the journal's is 7631, this tune's is 4000"))
+      << other_depth.out;
+  // A depth the slot has no room for, with the workload's largest max_tokens (400), is refused
+  // before anything is measured.
+  const auto too_deep = world.run({"tune", "--depth", "8000", "--budget", "1m"});
+  EXPECT_EQ(too_deep.exit_code, 2) << too_deep.out;
+  EXPECT_TRUE(contains(too_deep.out,
+                       "--depth 8000 does not fit the server's slot of 8192 tokens "
+                       "(/props n_ctx per slot) with the workload's largest "
+                       "max_tokens (400): give --depth 7792 at most"))
+      << too_deep.out;
 }
 
 TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {

@@ -33,6 +33,9 @@ bench::ServerConnector FakeServer::connector() {
       return info;
     };
     endpoint.complete = [this](const std::string& body) { return complete(body); };
+    if (count_prompt) {
+      endpoint.count_prompt = [this](const nlohmann::json& body) { return count_prompt(body); };
+    }
     return endpoint;
   };
 }

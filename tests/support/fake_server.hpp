@@ -23,6 +23,9 @@ class FakeServer {
   std::string refuse;                  // non-empty: every call fails with this message
   int fail_at = -1;                    // the n-th completion fails (n >= 0)
   bench::ServerInfo info;              // what /props says
+  // The server's prompt token counts (/apply-template and /tokenize); empty: it has none, as
+  // an older build (the sizes are then estimated).
+  bench::PromptTokenCounter count_prompt;
 
   // A connector for cli::Context / the run loop.
   bench::ServerConnector connector();

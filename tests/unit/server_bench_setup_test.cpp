@@ -28,27 +28,39 @@ TEST(ServerBenchSetup, MaxContextDropsTheLongerTurnsAndSaysSoInTheSource) {
   const std::uint64_t second = estimated_slot_tokens(workload.requests.at(1));
   const auto dropped = fit_workload(workload, second, 0);
   ASSERT_TRUE(dropped) << dropped.error().message;
-  EXPECT_EQ(*dropped, fmt::format("--max-context {0}: 2 of 4 requests left out (longer than {0} "
-                                  "tokens)",
-                                  second));
+  ASSERT_EQ(dropped->size(), 1u);
+  EXPECT_EQ(dropped->front(), fmt::format("--max-context {0}: 2 of 4 requests left out (longer "
+                                          "than {0} tokens, estimated)",
+                                          second));
   ASSERT_EQ(workload.requests.size(), 2u);
   EXPECT_EQ(workload.source, fmt::format("grow.jsonl (--max-context {})", second));
   EXPECT_LT(first, second);
 }
 
-TEST(ServerBenchSetup, ARequestLongerThanASlotIsRefusedBeforeTheRun) {
+TEST(ServerBenchSetup, ARequestLongerThanASlotIsLeftOutBeforeTheRun) {
   Workload workload = growing_workload();
   const std::uint64_t last = estimated_slot_tokens(workload.requests.back());
-  const auto refused = fit_workload(workload, 0, last - 1);
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, ExitCode::failed);
-  EXPECT_NE(refused.error().message.find("--max-context"), std::string::npos)
-      << refused.error().message;
+  const auto trimmed = fit_workload(workload, 0, last - 1);
+  ASSERT_TRUE(trimmed) << trimmed.error().message;
+  ASSERT_EQ(trimmed->size(), 1u);
+  EXPECT_NE(trimmed->front().find(fmt::format("1 of 4 requests left out: longer than the "
+                                              "server's slot of {} tokens",
+                                              last - 1)),
+            std::string::npos)
+      << trimmed->front();
+  EXPECT_EQ(workload.requests.size(), 3u);
   Workload fits = growing_workload();
   const auto kept = fit_workload(fits, 0, last);
   ASSERT_TRUE(kept);
-  EXPECT_EQ(*kept, "");
+  EXPECT_TRUE(kept->empty());
   EXPECT_EQ(fits.requests.size(), 4u);
+  // A slot no request fits: an error naming it and the fix.
+  Workload none = growing_workload();
+  const auto refused = fit_workload(none, 0, 100);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::failed);
+  EXPECT_NE(refused.error().message.find("slot of 100 tokens"), std::string::npos)
+      << refused.error().message;
 }
 
 TEST(ServerBenchSetup, AMaxContextBelowEveryRequestIsAUsageError) {

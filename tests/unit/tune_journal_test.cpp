@@ -211,6 +211,32 @@ TEST(TuneJournal, TheStrategyRoundTripsAndAnOlderJournalIsACoordinateOne) {
       << bad.error().message;
 }
 
+// tune --depth: the depth decode is measured at round-trips, a resume at another depth is refused,
+// and a journal written before --depth measured the prompts as written (depth 0).
+TEST(TuneJournal, TheDepthRoundTripsAndAResumeAtAnotherIsRefused) {
+  JournalHeader deep = journal_header();
+  deep.depth = 7631;
+  const Measurement start = journal_measure(kJournalStart);
+  const std::string start_line = journal_start_line(start).dump() + "\n";
+  const auto read = parse_journal(journal_header_line(deep).dump() + "\n" + start_line, "j");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->header.depth, 7631u);
+  EXPECT_EQ(resume_mismatch(*read, deep), "");
+  JournalHeader shallower = deep;
+  shallower.depth = 4000;
+  EXPECT_EQ(resume_mismatch(*read, shallower), "depth: the journal's is 7631, this tune's is 4000");
+  json older = journal_header_line(journal_header());
+  older.erase("depth");
+  const auto old = parse_journal(older.dump() + "\n" + start_line, "j");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->header.depth, 0u);
+  older["depth"] = "deep";
+  const auto bad = parse_journal(older.dump() + "\n" + start_line, "j");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'depth' is not a number of tokens"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(TuneJournal, ReplayBringsAGridToTheSameState) {
   for (std::size_t steps = 1; steps <= 6; ++steps) {
     GridSearch original(journal_knobs(), kJournalStart);

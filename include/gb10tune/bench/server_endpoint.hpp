@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gb10tune/bench/server_run.hpp"
+#include "gb10tune/bench/workload.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::bench {
@@ -27,10 +28,12 @@ struct ServerInfo {
   nlohmann::json props;  // the whole /props answer, for the provenance and the settings
 };
 
-// A connected server: its facts and one completion at a time (thread-safe).
+// A connected server: its facts, one completion at a time (thread-safe), and its count of a
+// request's prompt tokens (empty: this endpoint cannot count; the sizes are then estimated).
 struct ServerEndpoint {
   std::function<Expected<ServerInfo>()> info;
   CompletionFn complete;
+  PromptTokenCounter count_prompt;
 };
 
 // Connects to the server at `url` ("http://127.0.0.1:8080"), completions bounded by
@@ -41,7 +44,10 @@ using ServerConnector = std::function<Expected<ServerEndpoint>(const std::string
 
 // The HTTP ServerConnector: GET /health, /props and /slots, POST /v1/chat/completions. info() fails
 // (ExitCode::failed) naming the URL when nothing answers, when the server is still loading (503) or
-// answers with an error.
+// answers with an error. count_prompt() sends the request body to POST /apply-template (the
+// prompt the server builds for a chat completion) and that prompt to POST /tokenize with
+// "add_special": true (as a completion tokenizes it); an Error naming the endpoint and its answer
+// when either fails (an older build without them answers 404).
 Expected<ServerEndpoint> connect_http(const std::string& url, std::chrono::milliseconds timeout);
 
 }  // namespace gb10tune::bench

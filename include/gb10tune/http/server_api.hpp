@@ -75,4 +75,12 @@ struct Timings {
 // six prompt/predicted fields.
 Expected<Timings> parse_completion_timings(std::string_view json);
 
+// Parses the answer of POST /apply-template: the prompt the server builds from a chat request
+// ({"prompt": "..."}). An Error when it is not JSON or has no "prompt" string.
+Expected<std::string> parse_applied_template(std::string_view json);
+
+// Parses the answer of POST /tokenize: how many tokens ({"tokens": [ids or {id, piece}]}). An
+// Error when it is not JSON or has no "tokens" array.
+Expected<std::size_t> parse_token_count(std::string_view json);
+
 }  // namespace gb10tune::http

@@ -19,7 +19,8 @@ struct JournalHeader {
   std::string build;  // the server's build_info
   Goal goal = Goal::decode;
   int concurrency = 1;
-  std::string workload;  // the workload's source and a digest of its requests
+  std::string workload;     // the workload's source and a digest of its requests
+  std::uint64_t depth = 0;  // the prompt depth decode is measured at (0: the prompts as written)
   nlohmann::json start = nlohmann::json::object();  // the start settings
   std::string started_at;                           // ISO 8601
   Strategy strategy = Strategy::coordinate;         // the search's

@@ -37,8 +37,12 @@ struct TuneRequest {
   int concurrency = 1;
   double budget_s = 1200;
   std::string prompts;            // --prompts FILE; "" = the shipped workload
-  std::uint64_t max_context = 0;  // --max-context; 0 = refuse a request longer than a slot
-  int samples = 0;                // 0 = the default above
+  std::uint64_t max_context = 0;  // --max-context; 0 = only what does not fit a slot is left out
+  // --depth N: the prompt tokens deep each request is measured at, for the goals whose figure is
+  // a decode rate (a filler before its first message); -1 = the default (the workload's deepest
+  // prompt, at most what the slot leaves room for), 0 = the workload as written.
+  std::int64_t depth = -1;
+  int samples = 0;  // 0 = the default above
   bool allow_lossy = false;
   bool resume = false;
   std::string reserve;  // --reserve SIZE: the candidates' plans' reserve ("" = the record's)
@@ -89,6 +93,8 @@ class TuneSession {
   const std::vector<std::string>& notes() const { return m_notes; }
   const std::string& url() const { return m_record.url; }
   const std::filesystem::path& journal_path() const { return m_journal_path; }
+  // The depth the decode figures are measured at (0: the workload's prompts as written).
+  std::uint64_t depth() const { return m_depth; }
 
  private:
   TuneSession();
@@ -96,6 +102,7 @@ class TuneSession {
   // The steps of open(), in order.
   Status read_server(const TuneRequest& request);
   Status prepare_workload(const TuneRequest& request);
+  Status deepen_workload(const TuneRequest& request, const bench::PromptTokenCounter& count);
   Status read_journal_for(bool resume);
   Status prepare_options(const TuneRequest& request);
   // Plans a candidate: a memory-changing one against MemAvailable plus what stopping the running
@@ -120,8 +127,11 @@ class TuneSession {
   launch::LaunchRecord m_record;         // the original server's
   platform::Environment m_original_env;  // the environment it runs with
   nlohmann::json m_settings;             // every launch setting of the original (key → value)
-  bench::Workload m_workload;
-  bench::ServerInfo m_info;  // the original server's /props
+  bench::Workload m_workload;            // fitted to the slot, deepened to m_depth
+  std::string m_workload_digest;         // of the requests as fitted, before any depth filler
+  std::uint64_t m_depth = 0;
+  bench::PromptTokenCounter m_count_prompt;  // the original server's token counts
+  bench::ServerInfo m_info;                  // the original server's /props
   std::string m_machine;
   TuneOptions m_options;
   std::optional<Journal> m_resume;

@@ -109,6 +109,51 @@ Expected<CompletionReply> complete(const http::Url& url, const std::string& body
   return reply;
 }
 
+// POSTs `body` to `path`; the answer's body, or an Error naming the endpoint.
+Expected<std::string> post_for_body(const http::Url& url, std::string_view path,
+                                    const nlohmann::json& body, std::chrono::milliseconds timeout) {
+  const auto response = http::http_post_json(
+      url, path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), timeout);
+  if (!response) {
+    return Error{fmt::format("{}{}: {}", url.to_string(), path, response.error().message),
+                 ExitCode::failed};
+  }
+  if (response->status != 200) {
+    return Error{fmt::format("{}{} answered HTTP {}: {}", url.to_string(), path, response->status,
+                             response->body.substr(0, 200)),
+                 ExitCode::failed};
+  }
+  return response->body;
+}
+
+// The prompt tokens of a chat request as the server counts them: its chat template applied
+// (/apply-template takes the request as /v1/chat/completions does), then its tokenizer with the
+// special tokens a completion adds (BOS).
+Expected<std::uint64_t> count_prompt(const http::Url& url, const nlohmann::json& request,
+                                     std::chrono::milliseconds timeout) {
+  nlohmann::json body = request;
+  body.erase("stream");
+  const auto templated = post_for_body(url, "/apply-template", body, timeout);
+  if (!templated) {
+    return templated.error();
+  }
+  const auto prompt = http::parse_applied_template(*templated);
+  if (!prompt) {
+    return prompt.error();
+  }
+  const auto tokenized = post_for_body(
+      url, "/tokenize", {{"content", *prompt}, {"add_special", true}, {"parse_special", true}},
+      timeout);
+  if (!tokenized) {
+    return tokenized.error();
+  }
+  const auto tokens = http::parse_token_count(*tokenized);
+  if (!tokens) {
+    return tokens.error();
+  }
+  return static_cast<std::uint64_t>(*tokens);
+}
+
 }  // namespace
 
 Expected<ServerEndpoint> connect_http(const std::string& text, std::chrono::milliseconds timeout) {
@@ -120,6 +165,9 @@ Expected<ServerEndpoint> connect_http(const std::string& text, std::chrono::mill
   endpoint.info = [url = *url] { return read_info(url); };
   endpoint.complete = [url = *url, timeout](const std::string& body) {
     return complete(url, body, timeout);
+  };
+  endpoint.count_prompt = [url = *url, timeout](const nlohmann::json& request) {
+    return count_prompt(url, request, timeout);
   };
   return endpoint;
 }

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/util/text_file.hpp"
 
@@ -221,12 +226,79 @@ std::uint64_t estimated_slot_tokens(const WorkloadRequest& request) {
          messages * kTemplateTokensPerMessage + max_tokens;
 }
 
+std::uint64_t slot_tokens(const WorkloadRequest& request) {
+  if (request.prompt_tokens == 0) {
+    return estimated_slot_tokens(request);
+  }
+  std::uint64_t max_tokens = 0;
+  if (const auto it = request.body.find("max_tokens");
+      it != request.body.end() && it->is_number_integer() && it->get<std::int64_t>() > 0) {
+    max_tokens = static_cast<std::uint64_t>(it->get<std::int64_t>());
+  }
+  return request.prompt_tokens + max_tokens;
+}
+
+PromptTokenCounter remember_counts(PromptTokenCounter count) {
+  if (!count) {
+    return count;
+  }
+  struct Memory {
+    std::mutex mutex;
+    std::map<std::string, std::uint64_t> counts;
+  };
+  auto memory = std::make_shared<Memory>();
+  return [memory, count = std::move(count)](const nlohmann::json& body) -> Expected<std::uint64_t> {
+    const std::string key = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    {
+      const std::lock_guard<std::mutex> lock(memory->mutex);
+      if (const auto it = memory->counts.find(key); it != memory->counts.end()) {
+        return it->second;
+      }
+    }
+    auto counted = count(body);
+    if (counted) {
+      const std::lock_guard<std::mutex> lock(memory->mutex);
+      memory->counts.emplace(key, *counted);
+    }
+    return counted;
+  };
+}
+
+std::string count_workload_tokens(Workload& workload, const PromptTokenCounter& count) {
+  constexpr const char* kEstimated =
+      "request sizes are estimated at 4 characters per token, which byte-level vocabularies "
+      "exceed: a request may still fail with HTTP 400 (--max-context leaves the longer ones out)";
+  workload.counted = false;
+  for (WorkloadRequest& request : workload.requests) {
+    request.prompt_tokens = 0;
+  }
+  if (!count) {
+    return fmt::format("the server cannot count tokens here; {}", kEstimated);
+  }
+  std::vector<std::uint64_t> counts;
+  counts.reserve(workload.requests.size());
+  for (const WorkloadRequest& request : workload.requests) {
+    auto counted = count(request.body);
+    if (!counted) {
+      return fmt::format("the server did not count the prompt tokens of request {} ({}); {}",
+                         request.name, counted.error().message, kEstimated);
+    }
+    // Even an empty prompt is at least one token to the server (BOS or the template).
+    counts.push_back(std::max<std::uint64_t>(*counted, 1));
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    workload.requests[i].prompt_tokens = counts[i];
+  }
+  workload.counted = true;
+  return {};
+}
+
 Status check_workload_fits(const Workload& workload, std::uint64_t slot_ctx) {
   const WorkloadRequest* longest = nullptr;
   std::uint64_t most = 0;
   std::size_t too_long = 0;
   for (const WorkloadRequest& request : workload.requests) {
-    const std::uint64_t tokens = estimated_slot_tokens(request);
+    const std::uint64_t tokens = slot_tokens(request);
     too_long += tokens > slot_ctx ? 1 : 0;
     if (longest == nullptr || tokens > most) {
       longest = &request;
@@ -237,19 +309,19 @@ Status check_workload_fits(const Workload& workload, std::uint64_t slot_ctx) {
     return {};
   }
   return Error{fmt::format(
-      "request {} needs about {} tokens (its context and max_tokens) but the server's slot holds "
-      "{} "
+      "request {} needs {}{} tokens (its prompt{} and max_tokens) but the server's slot holds {} "
       "(/props n_ctx per slot); {} of {} requests of {} would fail with HTTP 400. Trim the "
       "workload to the slot with --max-context {}, or give each slot more context (a larger -c, "
       "or fewer slots with -np)",
-      longest->name, most, slot_ctx, too_long, workload.requests.size(), workload.source,
-      slot_ctx)};
+      longest->name, longest->prompt_tokens > 0 ? "" : "about ", most,
+      longest->prompt_tokens > 0 ? ", counted by the server's tokenizer," : "", slot_ctx, too_long,
+      workload.requests.size(), workload.source, slot_ctx)};
 }
 
 std::size_t trim_workload(Workload& workload, std::uint64_t max_tokens) {
   const std::size_t before = workload.requests.size();
   std::erase_if(workload.requests, [max_tokens](const WorkloadRequest& request) {
-    return estimated_slot_tokens(request) > max_tokens;
+    return slot_tokens(request) > max_tokens;
   });
   return before - workload.requests.size();
 }
@@ -268,29 +340,68 @@ Expected<Workload> load_workload(const std::string& prompts) {
   return parse_workload(*text, prompts);
 }
 
-Expected<std::string> fit_workload(Workload& workload, std::uint64_t max_context,
-                                   std::uint64_t slot_ctx) {
-  std::string note;
+Expected<std::vector<std::string>> fit_workload(Workload& workload, std::uint64_t max_context,
+                                                std::uint64_t slot_ctx) {
+  std::vector<std::string> notes;
+  const char* how = workload.counted ? "counted by the server's tokenizer" : "estimated";
   if (max_context > 0) {
     const std::size_t dropped = trim_workload(workload, max_context);
     if (workload.requests.empty()) {
-      return Error{fmt::format("--max-context {}: every request of {} needs more tokens; give a "
-                               "larger limit",
-                               max_context, workload.source),
+      return Error{fmt::format("--max-context {}: every request of {} needs more tokens ({}); "
+                               "give a larger limit",
+                               max_context, workload.source, how),
                    ExitCode::usage};
     }
     if (dropped > 0) {
-      note = fmt::format("--max-context {}: {} of {} requests left out (longer than {} tokens)",
-                         max_context, dropped, dropped + workload.requests.size(), max_context);
+      notes.push_back(
+          fmt::format("--max-context {}: {} of {} requests left out (longer than {} tokens, {})",
+                      max_context, dropped, dropped + workload.requests.size(), max_context, how));
       workload.source += fmt::format(" (--max-context {})", max_context);
     }
   }
   if (slot_ctx > 0) {
-    if (const Status fits = check_workload_fits(workload, slot_ctx); !fits) {
-      return fits.error();
+    std::uint64_t shortest = 0;
+    for (const WorkloadRequest& request : workload.requests) {
+      const std::uint64_t tokens = slot_tokens(request);
+      shortest = shortest == 0 ? tokens : std::min(shortest, tokens);
+    }
+    const std::size_t before = workload.requests.size();
+    const std::size_t dropped = trim_workload(workload, slot_ctx);
+    if (workload.requests.empty()) {
+      return Error{
+          fmt::format("no request of {} fits the server's slot of {} tokens (/props n_ctx per "
+                      "slot): the shortest needs {} (its prompt, {}, and max_tokens). Give each "
+                      "slot more context (gb10tune launch with a larger -c, or fewer slots with "
+                      "-np), or a shorter workload with --prompts",
+                      workload.source, slot_ctx, shortest, how),
+          ExitCode::failed};
+    }
+    if (dropped > 0) {
+      notes.push_back(fmt::format(
+          "{} of {} requests left out: longer than the server's slot of {} tokens (their "
+          "prompt, {}, and max_tokens; they would fail with HTTP 400); give each slot more "
+          "context to keep them",
+          dropped, before, slot_ctx, how));
+      workload.source += fmt::format(" (slot {})", slot_ctx);
     }
   }
-  return note;
+  return notes;
+}
+
+Expected<std::vector<std::string>> fit_workload_to_server(Workload& workload,
+                                                          std::uint64_t max_context,
+                                                          std::uint64_t slot_ctx,
+                                                          const PromptTokenCounter& count) {
+  std::vector<std::string> notes;
+  if (std::string fallback = count_workload_tokens(workload, count); !fallback.empty()) {
+    notes.push_back(std::move(fallback));
+  }
+  auto fitted = fit_workload(workload, max_context, slot_ctx);
+  if (!fitted) {
+    return fitted.error();
+  }
+  notes.insert(notes.end(), fitted->begin(), fitted->end());
+  return notes;
 }
 
 }  // namespace gb10tune::bench

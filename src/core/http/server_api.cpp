@@ -203,4 +203,28 @@ Expected<Timings> parse_completion_timings(std::string_view text) {
   return out;
 }
 
+Expected<std::string> parse_applied_template(std::string_view text) {
+  auto doc = parse_json(text, "/apply-template answer");
+  if (!doc) {
+    return doc.error();
+  }
+  const auto it = doc->is_object() ? doc->find("prompt") : doc->end();
+  if (!doc->is_object() || it == doc->end() || !it->is_string()) {
+    return bad("/apply-template answer", "no \"prompt\" string");
+  }
+  return it->get<std::string>();
+}
+
+Expected<std::size_t> parse_token_count(std::string_view text) {
+  auto doc = parse_json(text, "/tokenize answer");
+  if (!doc) {
+    return doc.error();
+  }
+  const auto it = doc->is_object() ? doc->find("tokens") : doc->end();
+  if (!doc->is_object() || it == doc->end() || !it->is_array()) {
+    return bad("/tokenize answer", "no \"tokens\" array");
+  }
+  return it->size();
+}
+
 }  // namespace gb10tune::http

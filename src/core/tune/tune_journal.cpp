@@ -44,6 +44,13 @@ bool header_from_json(const json& doc, JournalHeader& header, std::string& error
     return false;
   }
   header.strategy = *known;
+  // Journals written before --depth measured the prompts as written.
+  const auto depth = doc.find("depth");
+  if (depth != doc.end() && !depth->is_number_unsigned()) {
+    error = "field 'depth' is not a number of tokens";
+    return false;
+  }
+  header.depth = depth == doc.end() ? 0 : depth->get<std::uint64_t>();
   return true;
 }
 
@@ -109,6 +116,7 @@ json journal_header_line(const JournalHeader& header) {
           {"goal", to_string(header.goal)},
           {"concurrency", header.concurrency},
           {"workload", header.workload},
+          {"depth", header.depth},
           {"start", header.start},
           {"strategy", to_string(header.strategy)},
           {"started_at", header.started_at}};
@@ -179,6 +187,9 @@ std::string resume_mismatch(const Journal& journal, const JournalHeader& header)
   }
   if (was.workload != header.workload) {
     return differs("workload", was.workload, header.workload);
+  }
+  if (was.depth != header.depth) {
+    return differs("depth", was.depth, header.depth);
   }
   if (was.strategy != header.strategy) {
     return differs("strategy", to_string(was.strategy), to_string(header.strategy));

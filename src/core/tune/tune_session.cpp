@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "gb10tune/bench/workload_depth.hpp"
 #include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/sys/cpuinfo.hpp"
@@ -180,6 +181,7 @@ Status TuneSession::read_server(const TuneRequest& request) {
     return info.error();
   }
   m_info = std::move(*info);
+  m_count_prompt = endpoint->count_prompt;
   return {};
 }
 
@@ -189,13 +191,75 @@ Status TuneSession::prepare_workload(const TuneRequest& request) {
     return workload.error();
   }
   m_workload = std::move(*workload);
-  auto note = bench::fit_workload(m_workload, request.max_context, m_info.n_ctx_per_slot);
-  if (!note) {
-    return note.error();
+  // The depth filler asks for the same prompts again while it sizes them: counted once each.
+  const bench::PromptTokenCounter count = bench::remember_counts(m_count_prompt);
+  auto notes =
+      bench::fit_workload_to_server(m_workload, request.max_context, m_info.n_ctx_per_slot, count);
+  if (!notes) {
+    return notes.error();
   }
-  if (!note->empty()) {
-    m_notes.push_back(*note);
+  m_notes.insert(m_notes.end(), notes->begin(), notes->end());
+  m_workload_digest = workload_digest(m_workload);
+  return deepen_workload(request, count);
+}
+
+Status TuneSession::deepen_workload(const TuneRequest& request,
+                                    const bench::PromptTokenCounter& count) {
+  m_depth = 0;
+  if (request.goal == Goal::prefill) {
+    if (request.depth > 0) {
+      m_notes.push_back(
+          "--depth is for the goals that measure decode: the prefill goal measures the "
+          "workload's prompts as written");
+    }
+    return {};
   }
+  if (request.depth == 0) {
+    return {};
+  }
+  if (!m_workload.counted) {
+    if (request.depth > 0) {
+      return Error{fmt::format("--depth {}: the server did not count the prompts' tokens (said "
+                               "above), so no filler can be sized to that depth; run tune with "
+                               "--depth 0 to measure the workload's prompts as written",
+                               request.depth),
+                   ExitCode::failed};
+    }
+    m_notes.push_back(
+        "decode is measured at the workload's own depths: without the server's token counts no "
+        "depth filler can be sized");
+    return {};
+  }
+  const std::uint64_t slot = m_info.n_ctx_per_slot;
+  const std::uint64_t room = slot > 0 ? bench::deepest_fitting(m_workload, slot) : 0;
+  std::uint64_t depth = 0;
+  std::string why;
+  if (request.depth > 0) {
+    depth = static_cast<std::uint64_t>(request.depth);
+    if (slot > 0 && depth > room) {
+      return Error{fmt::format("--depth {} does not fit the server's slot of {} tokens (/props "
+                               "n_ctx per slot) with the workload's largest max_tokens ({}): give "
+                               "--depth {} at most, or launch with more context per slot (a "
+                               "larger -c, or fewer slots with -np)",
+                               depth, slot, slot - room, room),
+                   ExitCode::usage};
+    }
+    why = "--depth";
+  } else {
+    depth = bench::default_depth(m_workload, slot);
+    why = slot > 0 && depth == room
+              ? fmt::format("the deepest the slot of {} tokens leaves room for", slot)
+              : std::string("the workload's deepest prompt");
+  }
+  if (const Status deepened = bench::deepen_workload(m_workload, depth, count); !deepened) {
+    return deepened;
+  }
+  m_depth = depth;
+  m_notes.push_back(fmt::format(
+      "decode is measured {} tokens deep ({}): a fixed filler text before each shallower "
+      "request's first message brings its prompt to that depth (--depth N to choose, --depth 0 "
+      "for the prompts as written)",
+      depth, why));
   return {};
 }
 
@@ -252,7 +316,8 @@ Status TuneSession::prepare_options(const TuneRequest& request) {
   o.header.goal = request.goal;
   o.header.concurrency = request.concurrency;
   o.header.workload = fmt::format("{} ({} requests, {})", m_workload.source,
-                                  m_workload.requests.size(), workload_digest(m_workload));
+                                  m_workload.requests.size(), m_workload_digest);
+  o.header.depth = m_depth;
   o.header.start = o.start;
   o.header.strategy = request.strategy;
   o.header.started_at = m_env.now_iso8601 ? m_env.now_iso8601() : "";

@@ -142,6 +142,45 @@ std::string metrics_text(const Shared& shared) {
   return text;
 }
 
+// The prompt a chat request becomes, as /apply-template answers it: ChatML (the template of
+// the Qwen models the stand-in names), with the assistant's turn opened at the end.
+std::string chat_prompt(const json& body) {
+  std::string prompt;
+  for (const auto& message : body.value("messages", json::array())) {
+    std::string content;
+    const json& given = message.contains("content") ? message["content"] : json();
+    if (given.is_string()) {
+      content = given.get<std::string>();
+    } else if (given.is_array()) {
+      for (const auto& part : given) {
+        if (part.is_object() && part.value("type", "") == "text") {
+          content += part.value("text", "");
+        }
+      }
+    }
+    prompt += "<|im_start|>" + message.value("role", "user") + "\n" + content + "<|im_end|>\n";
+  }
+  return prompt + "<|im_start|>assistant\n";
+}
+
+// Token ids for `text`: one per STANDIN_TOKEN_BYTES bytes (rounded up), and a BOS first when
+// asked for the special tokens. The ids are a digest of each piece, below the vocabulary size.
+json token_ids(const std::string& text, bool add_special, int bytes_per_token) {
+  json ids = json::array();
+  if (add_special) {
+    ids.push_back(1);
+  }
+  const auto step = static_cast<std::size_t>(bytes_per_token);
+  for (std::size_t at = 0; at < text.size(); at += step) {
+    unsigned id = 7;
+    for (const char c : text.substr(at, step)) {
+      id = id * 31 + static_cast<unsigned char>(c);
+    }
+    ids.push_back(2 + id % 151000);
+  }
+  return ids;
+}
+
 // Answers a completion request (chat or raw) with the next timings object.
 void complete(const httplib::Request& req, httplib::Response& res, const ServerArgs& args,
               Shared& shared, bool chat) {
@@ -158,6 +197,25 @@ void complete(const httplib::Request& req, httplib::Response& res, const ServerA
   if (chat && !body.contains("messages")) {
     send_error(res, 400, "'messages' is required", "invalid_request_error");
     return;
+  }
+  if (chat && shared.check_context) {
+    // Like 3f545be without context shift: a prompt as long as the slot is refused.
+    const std::size_t tokens = token_ids(chat_prompt(body), true, shared.bytes_per_token).size();
+    const std::uint64_t n_ctx = slot_context(args);
+    if (tokens >= n_ctx) {
+      res.status = 400;
+      res.set_content(json{{"error",
+                            {{"code", 400},
+                             {"message", "request (" + std::to_string(tokens) +
+                                             " tokens) exceeds the available context size (" +
+                                             std::to_string(n_ctx) + " tokens), try increasing it"},
+                             {"type", "exceed_context_size_error"},
+                             {"n_prompt_tokens", tokens},
+                             {"n_ctx", n_ctx}}}}
+                          .dump(),
+                      kJsonType);
+      return;
+    }
   }
   BusyGuard guard(shared.busy);
   const std::uint64_t index = shared.requests.fetch_add(1);
@@ -235,6 +293,31 @@ void install_routes(httplib::Server& server, const ServerArgs& args, Shared& sha
   for (const char* path : {"/completion", "/completions", "/v1/completions"}) {
     server.Post(path, [&](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, args, shared, false);
+    });
+  }
+  // Like 3f545be: /apply-template answers {"prompt"} for a chat request, /tokenize {"tokens"}
+  // for {"content"} (BOS only with "add_special": true). An "old build" has neither (404).
+  if (!shared.no_tokenize) {
+    server.Post("/apply-template", [&](const httplib::Request& req, httplib::Response& res) {
+      const json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object() || !body.contains("messages")) {
+        send_error(res, 400, "'messages' is required", "invalid_request_error");
+        return;
+      }
+      res.set_content(json{{"prompt", chat_prompt(body)}}.dump(), kJsonType);
+    });
+    server.Post("/tokenize", [&](const httplib::Request& req, httplib::Response& res) {
+      const json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) {
+        send_error(res, 400, "the request body is not a JSON object", "invalid_request_error");
+        return;
+      }
+      json tokens = json::array();
+      if (body.contains("content") && body["content"].is_string()) {
+        tokens = token_ids(body["content"].get<std::string>(), body.value("add_special", false),
+                           shared.bytes_per_token);
+      }
+      res.set_content(json{{"tokens", tokens}}.dump(), kJsonType);
     });
   }
   for (const char* path : {"/chat/completions", "/v1/chat/completions"}) {

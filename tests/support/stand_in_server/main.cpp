@@ -21,6 +21,10 @@
 //                                 without speculative decoding whatever --spec-type says
 //   STANDIN_RESIDENT_BYTES=<n>   touches n bytes of heap before "loaded": a server holding that
 //                                 much more than the stand-in itself
+//   STANDIN_TOKEN_BYTES=<n>      /tokenize counts one token per n bytes (default 4), and a chat
+//                                 request whose prompt is as long as a slot is refused with the
+//                                 real server's HTTP 400 (only when this is given)
+//   STANDIN_NO_TOKENIZE=1        an older build: no /tokenize and no /apply-template (404)
 // A readable GGUF given with -m sets the training context the slots are capped at.
 #include <httplib.h>
 #include <signal.h>
@@ -248,6 +252,9 @@ int run(int argc, char** argv) {
   Shared shared;
   shared.build_info = "b0-unknown";
   shared.response_delay_ms = env_int(env, "STANDIN_RESPONSE_DELAY_MS", 0);
+  shared.bytes_per_token = std::max(1, env_int(env, "STANDIN_TOKEN_BYTES", 4));
+  shared.check_context = env.count("STANDIN_TOKEN_BYTES") > 0;
+  shared.no_tokenize = env_or(env, "STANDIN_NO_TOKENIZE", "") == "1";
   shared.speed = speed_factor(env, args_in);
   if (const auto it = env.find("STANDIN_TIMINGS"); it != env.end()) {
     const auto text = gb10tune::read_text_file(it->second);

@@ -65,6 +65,9 @@ struct Shared {
   int response_delay_ms = 0;
   std::string build_info;
   std::optional<double> speed;  // STANDIN_SPEED's factor for this command line; nullopt: unset
+  int bytes_per_token = 4;      // STANDIN_TOKEN_BYTES: /tokenize's one token per this many bytes
+  bool check_context = false;   // STANDIN_TOKEN_BYTES given: a prompt as long as a slot is refused
+  bool no_tokenize = false;     // STANDIN_NO_TOKENIZE=1: no /tokenize, no /apply-template (404)
 };
 
 // STANDIN_SPEED's factor for `argv` (see speed.cpp); nullopt when the variable is not set.
@@ -82,7 +85,8 @@ class Server;
 
 namespace standin {
 
-// Registers /health, /props, /slots, /metrics, /completion and /v1/chat/completions.
+// Registers /health, /props, /slots, /metrics, /apply-template, /tokenize, /completion and
+// /v1/chat/completions.
 void install_routes(httplib::Server& server, const ServerArgs& args, Shared& shared);
 
 }  // namespace standin
