@@ -402,6 +402,8 @@ TEST(CliTune, ALaunchOfTheTunedProfileCitesTheTuneAndVerifyPassesTheRules) {
       EXPECT_TRUE(captured_machine.count(check.value("id", "")) == 1) << check.dump();
     }
   }
+}
+
 // The shipped workload on a byte-level vocabulary (the stand-in's /tokenize counts a token per
 // byte and refuses a prompt as long as the slot with llama-server's HTTP 400): at 8192 tokens per
 // slot its longest request (cpp-tokenizer/4, ~8800 tokens) does not fit, although the estimate
