@@ -166,7 +166,8 @@ TEST(Strategy, NamesParseBackAndMakeTheirSearch) {
       grid_knob("flash_attn", {"on", "off"}, ApplyMode::restart, false)};
   const json start = {{"ubatch", 512}, {"flash_attn", "on"}};
   EXPECT_EQ(make_search(Strategy::grid, knobs, start)->remaining_at_most(), 5);
-  EXPECT_EQ(make_search(Strategy::coordinate, knobs, start)->remaining_at_most(), 3);
+  // The coordinate search bounds what is to come by the points never measured: all 5 too.
+  EXPECT_EQ(make_search(Strategy::coordinate, knobs, start)->remaining_at_most(), 5);
 }
 
 TEST(RestrictKnobs, KeepsTheNamedAndSaysWhyTheOthersAreNot) {
