@@ -7,47 +7,38 @@
 namespace gb10tune::tune {
 namespace {
 
-TEST(TuneBudget, NothingIsKnownBeforeTheFirstCandidate) {
+TEST(TuneBudget, NothingIsKnownBeforeTheFirstRun) {
   const TuneBudget budget(600);
   EXPECT_EQ(budget.budget_s(), 600);
   EXPECT_FALSE(budget.restart_s());
   EXPECT_FALSE(budget.sample_s());
-  EXPECT_FALSE(budget.candidate_s(8, true));
-  EXPECT_FALSE(budget.candidates_left(0, 8, true));
-  EXPECT_TRUE(budget.may_start(599, 8, true));  // the first candidate says what one costs
+  EXPECT_FALSE(budget.round_s(8, true));
+  EXPECT_FALSE(budget.final_s(8, false));
+  EXPECT_TRUE(budget.fits(599, std::nullopt, 0));  // the first run says what one costs
   EXPECT_THROW(TuneBudget(0), std::invalid_argument);
 }
 
-TEST(TuneBudget, MeanCostsOfRestartsAndSamples) {
+TEST(TuneBudget, ARoundIsTwoRunsAndTwoRestarts) {
   TuneBudget budget(600);
-  budget.add({.restart_s = 20, .warmup_s = 5, .samples_s = 40, .samples = 8});
-  EXPECT_EQ(budget.restart_s(), 25);  // restart + warm-up
+  budget.add_run(45, 8);  // the start: 8 requests and the warm-up in 45 s
+  EXPECT_EQ(budget.sample_s(), 45.0 / 8);
+  // No restart measured yet: it counts 0.
+  EXPECT_EQ(budget.round_s(8, true), 90);
+  EXPECT_EQ(budget.final_s(8, false), 45);
+  budget.add_restart(20);
+  budget.add_restart(10);
+  EXPECT_EQ(budget.restart_s(), 15);
+  budget.add_run(35, 8);
   EXPECT_EQ(budget.sample_s(), 5);
-  EXPECT_EQ(budget.candidate_s(8, true), 65);
-  EXPECT_EQ(budget.candidate_s(8, false), 40);
-  // A per-request candidate: no restart; its samples count.
-  budget.add({.restart_s = 0, .warmup_s = 0, .samples_s = 36, .samples = 8});
-  EXPECT_EQ(budget.restart_s(), 25);
-  EXPECT_EQ(budget.sample_s(), 76.0 / 16);
-  // One more restart candidate: 8 × 4.75 + 25 = 63 s. After 100 s, 500 s are left, 63 of them
-  // kept for the final re-measure: 437 / 63 = 6.9 → 6 more.
-  EXPECT_EQ(budget.candidate_s(8, true), 63);
-  EXPECT_EQ(budget.candidates_left(100, 8, true), 6);
-  EXPECT_EQ(budget.candidates_left(100, 8, false), (600 - 100 - 38) / 38);  // 12
-  // May start while it and the re-measure end within the budget: 474 + 2 × 63 = 600.
-  EXPECT_TRUE(budget.may_start(474, 8, true));
-  EXPECT_FALSE(budget.may_start(475, 8, true));
-  EXPECT_EQ(budget.candidates_left(475, 8, true), 0);
-  EXPECT_EQ(budget.candidates_left(700, 8, true), 0);  // over already
-}
-
-TEST(TuneBudget, ARestartIsUnknownUntilOneWasMeasured) {
-  TuneBudget budget(300);
-  budget.add({.restart_s = 0, .warmup_s = 0, .samples_s = 30, .samples = 6});
-  EXPECT_EQ(budget.candidate_s(6, false), 30);
-  EXPECT_FALSE(budget.candidate_s(6, true));
-  EXPECT_TRUE(budget.may_start(290, 6, true));
-  EXPECT_FALSE(budget.may_start(250, 6, false));  // 250 + 60 > 300
+  EXPECT_EQ(budget.round_s(8, true), 2 * (40 + 15));
+  EXPECT_EQ(budget.round_s(8, false), 80);
+  // A winner whose last run chose it is measured again after a restart.
+  EXPECT_EQ(budget.final_s(8, true), 2 * 40 + 15);
+  // Fits while the round and the final comparison end within the budget: 450 + 110 + 40 = 600.
+  EXPECT_TRUE(budget.fits(450, budget.round_s(8, true), *budget.final_s(8, false)));
+  EXPECT_FALSE(budget.fits(451, budget.round_s(8, true), *budget.final_s(8, false)));
+  budget.add_run(10, 0);  // a run that measured nothing changes nothing
+  EXPECT_EQ(budget.sample_s(), 5);
 }
 
 TEST(ParseDuration, UnitsAndBareSeconds) {

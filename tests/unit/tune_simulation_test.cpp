@@ -112,17 +112,26 @@ std::function<double(double)> slowing(double span_s) {
   return [span_s](double now) { return 1.0 - 0.10 * std::min(1.0, now / span_s); };
 }
 
+// A world with 2% noise per request and 0.5% per run, slowing 10% over about 400 s, whose speed
+// is `speed`, seeded with `seed`.
+testing::FakeTuneWorld drifting_world(std::uint64_t seed,
+                                      std::function<double(const json&, const json&)> speed) {
+  testing::FakeTuneWorld world;
+  world.rng.seed(seed);
+  world.noise_sd = 0.02;
+  world.run_sd = 0.005;
+  world.drift = slowing(400);
+  world.speed = std::move(speed);
+  return world;
+}
+
 TEST(TuneSimulation, ADriftingServerKeepsNothingThatIsNotThere) {
   int saved = 0;
   int kept_in_search = 0;
   constexpr int kTrials = 300;
   for (int trial = 0; trial < kTrials; ++trial) {
-    testing::FakeTuneWorld world;
-    world.rng.seed(5000 + trial);
-    world.noise_sd = 0.02;
-    world.run_sd = 0.005;
-    world.drift = slowing(400);
-    world.speed = [](const json&, const json&) { return 1.0; };  // no knob matters
+    testing::FakeTuneWorld world =  // no knob matters
+        drifting_world(5000 + trial, [](const json&, const json&) { return 1.0; });
     const TuneRun run = tune_from(world, {{"ubatch", 512}, {"flash_attn", "on"}});
     ASSERT_FALSE(run.error);
     saved += worth_saving(run.result) ? 1 : 0;
@@ -141,12 +150,8 @@ TEST(TuneSimulation, ADriftingServerRejectsNothingThatIsThere) {
   int found = 0;
   constexpr int kTrials = 200;
   for (int trial = 0; trial < kTrials; ++trial) {
-    testing::FakeTuneWorld world;
-    world.rng.seed(9000 + trial);
-    world.noise_sd = 0.02;
-    world.run_sd = 0.005;
-    world.drift = slowing(400);
-    world.speed = [](const json& s, const json&) { return s["ubatch"] == 1024 ? 1.05 : 1.0; };
+    testing::FakeTuneWorld world = drifting_world(
+        9000 + trial, [](const json& s, const json&) { return s["ubatch"] == 1024 ? 1.05 : 1.0; });
     const TuneRun run = tune_from(world, {{"ubatch", 512}, {"flash_attn", "on"}});
     ASSERT_FALSE(run.error);
     found += worth_saving(run.result) && run.result.winner.settings["ubatch"] == 1024 ? 1 : 0;

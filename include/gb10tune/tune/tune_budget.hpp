@@ -15,37 +15,30 @@ struct CandidateCost {
   int samples = 0;
 };
 
-// The running cost model: the mean cost of a restart and of one sample so far.
+// The running cost model: the mean cost of a restart and of one measured request so far, and
+// from them what a candidate's round and the final comparison are expected to cost.
 class TuneBudget {
  public:
   // `budget_s` the whole tune's time (--budget), > 0 (else std::invalid_argument: a bug; the
   // CLI checks --budget with parse_duration_s).
   explicit TuneBudget(double budget_s);
 
-  // Adds a measured candidate: its restart and warm-up count as one restart when restart_s > 0
-  // (a per-request candidate restarts nothing), its samples as samples.
-  void add(const CandidateCost& cost);
   // Adds one restart (stop, start, ready) of `seconds`.
   void add_restart(double seconds);
   // Adds one run of the workload: `seconds` for `samples` measured requests, warm-up included.
   void add_run(double seconds, int samples);
 
   double budget_s() const { return m_budget_s; }
-  // Mean restart+warm-up seconds, and mean seconds per sample; nullopt before the first.
+  // Mean restart seconds, and mean seconds per measured request; nullopt before the first.
   std::optional<double> restart_s() const;
   std::optional<double> sample_s() const;
 
-  // The expected cost of one more candidate with `samples` samples (restart or not), nullopt
-  // before the first candidate was measured (and for a restart before the first restart).
-  std::optional<double> candidate_s(int samples, bool restart) const;
-
-  // How many more such candidates fit in what is left after `elapsed_s`, keeping room for the
-  // final re-measure of the incumbent (one more candidate); nullopt before the first.
-  std::optional<int> candidates_left(double elapsed_s, int samples, bool restart) const;
-
-  // Whether one more candidate may start at `elapsed_s`: before the first always; after, only
-  // when its expected cost plus the final re-measure end within the budget.
-  bool may_start(double elapsed_s, int samples, bool restart) const;
+  // A candidate's round: a run of it and one of the incumbent, each of `samples` requests, and
+  // two restarts when it restarts (a restart not measured yet counts 0); nullopt before any run.
+  std::optional<double> round_s(int samples, bool restart) const;
+  // The final comparison: the original's run after its restart (the one the bound allows over),
+  // and a fresh run of the winner after a restart when `fresh_winner`; nullopt before any run.
+  std::optional<double> final_s(int samples, bool fresh_winner) const;
 
   // Whether work expected to cost `cost_s` (nullopt: not known yet, it may start) may start at
   // `elapsed_s` and still leave `reserve_s` of the budget.

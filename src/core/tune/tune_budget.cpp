@@ -15,15 +15,6 @@ TuneBudget::TuneBudget(double budget_s) : m_budget_s(budget_s) {
   }
 }
 
-void TuneBudget::add(const CandidateCost& cost) {
-  if (cost.restart_s > 0) {
-    m_restart_total_s += cost.restart_s + cost.warmup_s;
-    ++m_restarts;
-  }
-  m_sample_total_s += cost.samples_s;
-  m_samples += cost.samples;
-}
-
 void TuneBudget::add_restart(double seconds) {
   m_restart_total_s += seconds;
   ++m_restarts;
@@ -36,10 +27,6 @@ void TuneBudget::add_run(double seconds, int samples) {
   }
 }
 
-bool TuneBudget::fits(double elapsed_s, std::optional<double> cost_s, double reserve_s) const {
-  return !cost_s || elapsed_s + *cost_s + reserve_s <= m_budget_s;
-}
-
 std::optional<double> TuneBudget::restart_s() const {
   return m_restarts > 0 ? std::optional(m_restart_total_s / m_restarts) : std::nullopt;
 }
@@ -48,33 +35,25 @@ std::optional<double> TuneBudget::sample_s() const {
   return m_samples > 0 ? std::optional(m_sample_total_s / m_samples) : std::nullopt;
 }
 
-std::optional<double> TuneBudget::candidate_s(int samples, bool restart) const {
-  const auto per_sample = sample_s();
-  const auto per_restart = restart_s();
-  if (!per_sample || (restart && !per_restart)) {
-    return std::nullopt;  // not measured yet
-  }
-  return *per_sample * samples + (restart ? *per_restart : 0.0);
-}
-
-std::optional<int> TuneBudget::candidates_left(double elapsed_s, int samples, bool restart) const {
-  const auto each = candidate_s(samples, restart);
-  if (!each) {
+std::optional<double> TuneBudget::round_s(int samples, bool restart) const {
+  const auto sample = sample_s();
+  if (!sample) {
     return std::nullopt;
   }
-  if (*each <= 0) {
-    return 0;  // a candidate that costs nothing cannot be counted; the caller measures more
-  }
-  const double left = m_budget_s - elapsed_s - *each;  // the final re-measure's room
-  return left <= 0 ? 0 : static_cast<int>(std::floor(left / *each));
+  return 2 * (*sample * samples + (restart ? restart_s().value_or(0) : 0.0));
 }
 
-bool TuneBudget::may_start(double elapsed_s, int samples, bool restart) const {
-  const auto each = candidate_s(samples, restart);
-  if (!each) {
-    return true;  // nothing known yet: the first candidate says what one costs
+std::optional<double> TuneBudget::final_s(int samples, bool fresh_winner) const {
+  const auto sample = sample_s();
+  if (!sample) {
+    return std::nullopt;
   }
-  return elapsed_s + 2 * *each <= m_budget_s;
+  return (fresh_winner ? 2 : 1) * *sample * samples +
+         (fresh_winner ? restart_s().value_or(0) : 0.0);
+}
+
+bool TuneBudget::fits(double elapsed_s, std::optional<double> cost_s, double reserve_s) const {
+  return !cost_s || elapsed_s + *cost_s + reserve_s <= m_budget_s;
 }
 
 std::optional<double> parse_duration_s(std::string_view text) {

@@ -127,24 +127,11 @@ void TuneLoop::journal(const nlohmann::json& line) {
 }
 
 std::optional<double> TuneLoop::round_cost(bool restart) const {
-  const auto sample = m_budget.sample_s();
-  if (!sample) {
-    return std::nullopt;
-  }
-  const double restart_s = restart ? m_budget.restart_s().value_or(0) : 0;
-  return 2 * (*sample * m_options.samples + restart_s);
+  return m_budget.round_s(m_options.samples, restart);
 }
 
 std::optional<double> TuneLoop::final_cost() const {
-  const auto sample = m_budget.sample_s();
-  if (!sample) {
-    return std::nullopt;
-  }
-  // The original's run after its restart (the restart is the one the bound allows over), and the
-  // winner's fresh run when its last run is the one that chose it.
-  const double runs = m_incumbent_chosen ? 2 : 1;
-  return runs * *sample * m_options.samples +
-         (m_incumbent_chosen ? m_budget.restart_s().value_or(0) : 0);
+  return m_budget.final_s(m_options.samples, m_incumbent_chosen);
 }
 
 void TuneLoop::emit(TuneEventKind kind, const std::optional<Candidate>& candidate,
