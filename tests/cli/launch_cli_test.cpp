@@ -1187,17 +1187,19 @@ TEST(CliLaunchCommand, NoOptionsOnASmallMachineFitsTheDefaultProfile) {
 TEST(CliLaunchStart, CalibrationIsLearnedOnlyWithinTheToleranceAndAppliedToItsShape) {
   testing::TempDir dir;
   const auto model = dir.path() / "m.gguf";
-  testing::tiny_qwen35_model().write(model);
+  // Trained to 1M tokens, so that one slot may hold all of them.
+  testing::tiny_qwen35_model(true, 1u << 20).write(model);
   const auto port = std::to_string(testing::free_tcp_port());
   std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
                                   "XDG_CONFIG_HOME=" + (dir.path() / "config").string(),
                                   "STANDIN_LOAD_MS=100"};
-  // 262,144 cells: the caches are ~200 MiB, the masks of the compute buffers 512 MiB.
+  // 1,048,576 cells: the caches are ~800 MiB, far above what the stand-in holds alone even
+  // under AddressSanitizer (~240 MiB); the masks of the compute buffers are 2 GiB.
   const std::vector<std::string> args = {"launch",         "--json",
                                          "--model",        model.string(),
                                          "--llama-server", testing::stand_in_server_path().string(),
                                          "--profile",      "single-slot",
-                                         "--ctx-per-slot", "262144",
+                                         "--ctx-per-slot", "1048576",
                                          "--port",         port,
                                          "--reserve",      "0",
                                          "--overhead",     "0",
@@ -1215,7 +1217,7 @@ TEST(CliLaunchStart, CalibrationIsLearnedOnlyWithinTheToleranceAndAppliedToItsSh
   ASSERT_TRUE(far["measured_bytes"].is_number_unsigned()) << far.dump();
   EXPECT_EQ(far["verdict"], "below") << far.dump();
   EXPECT_EQ(far["recorded"], false);
-  EXPECT_NE(far["why_not_recorded"].get<std::string>().find("more than the 5%"), std::string::npos)
+  EXPECT_NE(far.value("why_not_recorded", "").find("more than the 5%"), std::string::npos)
       << far.dump();
   EXPECT_EQ(far["key"]["shape"]["offload"], "none");
   EXPECT_GT(far["on_demand_bytes"].get<std::uint64_t>(), 500ull << 20);  // the masks
