@@ -42,6 +42,9 @@ launch::PlannerContext planner_context(Context& ctx) {
 // Never silent: what launch goes on past, and what the fit lowered, is said on stderr when no
 // preview shows it.
 void say_on_stderr(Context& ctx, const launch::LaunchPlan& plan) {
+  if (!plan.draft.built.command.context_capped.empty()) {
+    *ctx.err << "gb10tune launch: " << plan.draft.built.command.context_capped << "\n";
+  }
   if (plan.fit && !plan.fit->given_up.empty()) {
     for (const auto& line : report::describe_fit_changes(*plan.fit)) {
       *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";

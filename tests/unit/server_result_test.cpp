@@ -14,7 +14,12 @@ using testing::make_result;
 TEST(ServerResult, JsonRoundTripKeepsEveryRequestAndTheProvenance) {
   ServerBenchResult r = make_result({20, 21, 22}, {300}, {200, 210});
   add_level(r, 2, {11, 12, 10, 11});
-  r.roofline = compute_roofline({16'800'000'000, "launch record", 237e9, "--bandwidth"}, 21, 3.2);
+  RooflineInputs bench_inputs;
+  bench_inputs.bytes_per_token = 16'800'000'000;
+  bench_inputs.bytes_source = "launch record";
+  bench_inputs.bandwidth_bytes_per_second = 237e9;
+  bench_inputs.bandwidth_source = "--bandwidth";
+  r.roofline = compute_roofline(bench_inputs, 21, 3.2);
   r.provenance.props = {{"total_slots", 1}, {"build_info", "b7000"}};
   r.provenance.spec_type = "draft-mtp";
   r.provenance.draft_n_max = 4;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,26 @@ struct RooflineInputs {
   std::string bytes_source;               // "launch record", "--model FILE"
   double bandwidth_bytes_per_second = 0;  // 0 = unknown
   std::string bandwidth_source;           // "--bandwidth", "probe.json (cudaMalloc read)"
+  // The bytes the KV cache and recurrent state add to a step at a depth (the served model's
+  // plan::cache_bytes_read_at_depth); empty when the model's layers are unknown.
+  std::function<std::optional<std::uint64_t>(std::uint64_t depth)> cache_bytes_at;
+  // What published GB10 runs of such a model reached against the ceiling (launch::
+  // decode_expectation): measured/ceiling low…high; kind "" when unknown.
+  std::string expect_kind;
+  double expect_low = 0;
+  double expect_high = 0;
+};
+
+// The ceiling where the run decoded: at its median depth, the caches' read added.
+struct DepthRoofline {
+  bool available = false;
+  std::uint64_t depth = 0;        // median over the requests of prompt + half the answer
+  std::uint64_t cache_bytes = 0;  // what the caches add to a step there
+  double ceiling_tps = 0;
+  double percent_of_ceiling = 0;  // measured / ceiling × 100
+  std::string expect_kind;        // "" = no expectation
+  double expect_low_tps = 0;      // ceiling_tps × the published range
+  double expect_high_tps = 0;
 };
 
 struct Roofline {
@@ -27,7 +48,12 @@ struct Roofline {
   double ceiling_tps = 0;           // mean_accepted_length / step_seconds
   double measured_tps = 0;          // the run's median decode rate
   double percent_of_ceiling = 0;    // measured / ceiling × 100
+  DepthRoofline at_depth;
 };
+
+// `roofline` at `depth`: the caches' bytes there added to each step (nothing when the inputs
+// cannot say them).
+void add_depth(Roofline& roofline, std::uint64_t depth);
 
 // The ceiling for `inputs` and the measured median decode rate; `mean_accepted_length` is
 // the run's median (nullopt without speculation). Unavailable, with the reason, when an

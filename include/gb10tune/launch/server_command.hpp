@@ -49,6 +49,7 @@ struct ServerCommand {
   std::vector<ArgvPiece> pieces;         // argv[1…] by rule
   std::vector<std::string> adaptations;  // how options were fitted to this build
   std::vector<std::string> warnings;     // refusals passed with --force, risky choices
+  std::string context_capped;  // why the context per slot was capped at the training one; ""
 
   // The values the plan needs.
   bool mtp = false;

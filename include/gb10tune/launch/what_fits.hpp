@@ -32,6 +32,25 @@ struct NodeRead {
   double seconds = 0;  // bytes / the machine's bandwidth
 };
 
+// The ceiling of one stream at one depth of its context (plan/decode_reads.hpp).
+struct DepthCeiling {
+  std::uint64_t depth = 0;            // tokens already in the context
+  std::uint64_t cache_bytes = 0;      // what the KV cache and recurrent state add to a step's read
+  std::uint64_t bytes_per_token = 0;  // the weights + cache_bytes
+  double tps = 0;                     // bandwidth / bytes_per_token: one token a step
+  double expect_low_tps = 0;          // tps × DecodeExpectation's range
+  double expect_high_tps = 0;
+};
+
+// What published GB10 runs reached relative to the ceiling, for a kind of model: an
+// expectation, not a measurement (docs/plan.md, "What to expect").
+struct DecodeExpectation {
+  std::string kind;  // "dense", "gpt-oss", "MoE", "MLA", "hybrid"
+  double low = 0;    // measured / ceiling, the lower end
+  double high = 0;
+  std::string basis;  // which published runs
+};
+
 // The decode ceiling of one stream.
 struct DecodeCeiling {
   bool available = false;
@@ -49,6 +68,11 @@ struct DecodeCeiling {
   // so the step is the sum of their times), and what the ceiling leaves out ("" = nothing).
   std::vector<NodeRead> nodes;
   std::string left_out;
+  // The ceiling as the context fills (empty when unavailable or the caches' types are unknown);
+  // the first row is depth 0, whose figure counts a hybrid's recurrent state beside `tps`.
+  std::vector<DepthCeiling> at_depth;
+  DecodeExpectation expect;
+  std::string depth_missing;  // why at_depth is empty, when it is
 };
 
 // What launch would do with its defaults on that machine.
@@ -95,6 +119,16 @@ Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerCon
 
 // The ceiling for `bytes_per_token` on `machine`, `mtp` scaling it by K4's range.
 DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine& machine, bool mtp);
+
+// What published GB10 runs reached against the ceiling for a model like `model` (K12's
+// measured/ceiling at depths 0…32768 of llama.cpp's DGX Spark runs, by kind of model).
+DecodeExpectation decode_expectation(const model::ModelFacts& model);
+
+// Fills `ceiling.at_depth` (and `expect`) for `model` with cache types `k`/`v` at
+// plan::ceiling_depths(context), `context` capped at the training context; unavailable
+// ceilings and cache types the model cannot use leave it empty with depth_missing set.
+void add_depths(DecodeCeiling& ceiling, const model::ModelFacts& model, gguf::GgmlType k,
+                gguf::GgmlType v, std::uint64_t context);
 
 // The same for `model` split by layers over `nodes`, each node a machine like `machine`: the
 // bytes a token reads split in proportion to each node's blocks of the main stack (the output

@@ -28,6 +28,30 @@ Roofline compute_roofline(const RooflineInputs& inputs, double measured_tps,
   return roofline;
 }
 
+void add_depth(Roofline& roofline, std::uint64_t depth) {
+  const RooflineInputs& in = roofline.inputs;
+  roofline.at_depth = {};
+  if (!roofline.available || !in.cache_bytes_at) {
+    return;
+  }
+  const auto cache = in.cache_bytes_at(depth);
+  if (!cache) {
+    return;
+  }
+  DepthRoofline& d = roofline.at_depth;
+  d.available = true;
+  d.depth = depth;
+  d.cache_bytes = *cache;
+  d.ceiling_tps = roofline.mean_accepted_length * in.bandwidth_bytes_per_second /
+                  static_cast<double>(in.bytes_per_token + *cache);
+  d.percent_of_ceiling = roofline.measured_tps / d.ceiling_tps * 100.0;
+  if (!in.expect_kind.empty()) {
+    d.expect_kind = in.expect_kind;
+    d.expect_low_tps = d.ceiling_tps * in.expect_low;
+    d.expect_high_tps = d.ceiling_tps * in.expect_high;
+  }
+}
+
 std::optional<double> device_read_bandwidth(const nlohmann::json& doc) {
   if (!doc.is_object()) {
     return std::nullopt;

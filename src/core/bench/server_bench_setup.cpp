@@ -2,7 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
+
+#include "gb10tune/launch/what_fits.hpp"
 #include "gb10tune/model/model_facts.hpp"
+#include "gb10tune/plan/decode_reads.hpp"
+#include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/report/document.hpp"
 #include "gb10tune/sys/process_info.hpp"
@@ -57,6 +63,40 @@ Expected<std::uint64_t> model_bytes_per_token(const std::string& path) {
   return facts->bytes_read_per_token;
 }
 
+// The cache type a llama-server argv gives with `short_name`/`long_name`; f16, its default,
+// when it gives none or one this tool does not know.
+gguf::GgmlType argv_cache_type(const std::vector<std::string>& argv, std::string_view short_name,
+                               std::string_view long_name) {
+  gguf::GgmlType type = gguf::GgmlType::f16;
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == short_name || argv[i] == long_name) {
+      type = plan::parse_cache_type(argv[i + 1]).value_or(gguf::GgmlType::f16);
+    }
+  }
+  return type;
+}
+
+// The cache part of the roofline: the layers of the model at `path` (when readable) with the
+// cache types of `argv`, and what published runs of such a model reached.
+void add_cache_reads(RooflineInputs& inputs, const std::string& path,
+                     const std::vector<std::string>& argv) {
+  auto facts = model::read_model(path);
+  if (!facts || !facts->supported) {
+    return;
+  }
+  const launch::DecodeExpectation expect = launch::decode_expectation(*facts);
+  inputs.expect_kind = expect.kind;
+  inputs.expect_low = expect.low;
+  inputs.expect_high = expect.high;
+  const gguf::GgmlType k = argv_cache_type(argv, "-ctk", "--cache-type-k");
+  const gguf::GgmlType v = argv_cache_type(argv, "-ctv", "--cache-type-v");
+  inputs.cache_bytes_at = [model = std::make_shared<const model::ModelFacts>(std::move(*facts)), k,
+                           v](std::uint64_t depth) -> std::optional<std::uint64_t> {
+    const auto bytes = plan::cache_bytes_read_at_depth(*model, depth, k, v);
+    return bytes ? std::optional<std::uint64_t>(*bytes) : std::nullopt;
+  };
+}
+
 }  // namespace
 
 std::optional<double> saved_probe_bandwidth(const platform::Environment& env) {
@@ -93,6 +133,13 @@ Expected<RooflineInputs> roofline_inputs(const RooflineSources& sources,
       inputs.bytes_source = "the server's model file";
     }
   }
+  const std::string served = !sources.model_file.empty() ? sources.model_file
+                             : !info.model_path.empty()  ? info.model_path
+                             : record                    ? record->model_path
+                                                         : std::string();
+  if (inputs.bytes_per_token > 0 && !served.empty()) {
+    add_cache_reads(inputs, served, record ? record->argv : std::vector<std::string>());
+  }
   if (sources.bandwidth_gbps > 0) {
     inputs.bandwidth_bytes_per_second = sources.bandwidth_gbps * 1e9;
     inputs.bandwidth_source = "--bandwidth";
@@ -106,9 +153,20 @@ Expected<RooflineInputs> roofline_inputs(const RooflineSources& sources,
 Roofline roofline_of(const RooflineInputs& inputs, const LevelResult& headline) {
   const LevelSummary head = summarize_level(headline);
   const MetricSummary& mean_len = metric_of(head, Metric::mean_accepted_length);
-  return compute_roofline(
+  Roofline roof = compute_roofline(
       inputs, metric_of(head, Metric::decode_tps).stats.median,
       mean_len.stats.count > 0 ? std::optional<double>(mean_len.stats.median) : std::nullopt);
+  // Where the requests decoded: the whole prompt (its cached part too) and half the answer.
+  std::vector<double> depths;
+  for (const RequestSample& sample : headline.samples) {
+    const ServerTimings& t = sample.timings;
+    depths.push_back(t.prompt_n + t.cache_n.value_or(0) + t.predicted_n / 2);
+  }
+  if (!depths.empty()) {
+    std::nth_element(depths.begin(), depths.begin() + depths.size() / 2, depths.end());
+    add_depth(roof, static_cast<std::uint64_t>(depths[depths.size() / 2]));
+  }
+  return roof;
 }
 
 Provenance describe_server(const ServerInfo& info, const std::string& url,

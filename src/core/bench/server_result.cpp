@@ -207,6 +207,16 @@ nlohmann::json result_to_json(const ServerBenchResult& r) {
                      {"ceiling_tps", roof.ceiling_tps},
                      {"measured_tps", roof.measured_tps},
                      {"percent_of_ceiling", roof.percent_of_ceiling}};
+  const DepthRoofline& d = roof.at_depth;
+  doc["roofline"]["at_depth"] = d.available
+                                    ? nlohmann::json{{"depth", d.depth},
+                                                     {"cache_bytes", d.cache_bytes},
+                                                     {"ceiling_tps", d.ceiling_tps},
+                                                     {"percent_of_ceiling", d.percent_of_ceiling},
+                                                     {"expect_kind", d.expect_kind},
+                                                     {"expect_tps_low", d.expect_low_tps},
+                                                     {"expect_tps_high", d.expect_high_tps}}
+                                    : nlohmann::json(nullptr);
   return doc;
 }
 
@@ -272,6 +282,17 @@ Expected<ServerBenchResult> result_from_json(const nlohmann::json& doc, const st
     p.speculative = spec->get<bool>();
   }
   // Results saved before these fields existed lack them: unknown, not an error.
+  if (const auto d = roof.find("at_depth"); d != roof.end() && d->is_object()) {
+    DepthRoofline& at = r.roofline.at_depth;
+    at.available = true;
+    at.depth = d->value("depth", std::uint64_t{0});
+    at.cache_bytes = d->value("cache_bytes", std::uint64_t{0});
+    at.ceiling_tps = d->value("ceiling_tps", 0.0);
+    at.percent_of_ceiling = d->value("percent_of_ceiling", 0.0);
+    at.expect_kind = d->value("expect_kind", "");
+    at.expect_low_tps = d->value("expect_tps_low", 0.0);
+    at.expect_high_tps = d->value("expect_tps_high", 0.0);
+  }
   if (const auto type = server.find("spec_type"); type != server.end() && type->is_string()) {
     p.spec_type = type->get<std::string>();
   }

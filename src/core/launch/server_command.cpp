@@ -281,6 +281,15 @@ Expected<ServerCommand> build_server_command(const LaunchSettings& s,
   if (per_slot == 0) {
     per_slot = model.context_length;
   }
+  // llama-server caps a slot at the training context ("the slot context exceeds the training
+  // context of the model - capping"): a larger one is cache no slot can use.
+  if (model.context_length > 0 && per_slot > model.context_length) {
+    b.out().context_capped = fmt::format(
+        "context per slot {} → {}: the model was trained to {} tokens and llama-server caps a "
+        "slot there, so the cells past it would never be used",
+        per_slot, model.context_length, model.context_length);
+    per_slot = model.context_length;
+  }
   b.out().slots = slots;
   b.out().ctx_per_slot = per_slot;
   b.out().ctx_total = per_slot * slots;

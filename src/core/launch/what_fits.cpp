@@ -10,6 +10,7 @@
 
 #include "gb10tune/bench/roofline.hpp"
 #include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/plan/decode_reads.hpp"
 
 namespace gb10tune::launch {
 
@@ -113,10 +114,12 @@ LaunchChoice choice_of(const LaunchPlan& p) {
 
 DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine& machine,
                              bool mtp) {
-  const bench::Roofline roof =
-      bench::compute_roofline({bytes_per_token, "the model's header",
-                               machine.bandwidth_bytes_per_second, machine.bandwidth_source},
-                              0, std::nullopt);
+  bench::RooflineInputs inputs;
+  inputs.bytes_per_token = bytes_per_token;
+  inputs.bytes_source = "the model's header";
+  inputs.bandwidth_bytes_per_second = machine.bandwidth_bytes_per_second;
+  inputs.bandwidth_source = machine.bandwidth_source;
+  const bench::Roofline roof = bench::compute_roofline(inputs, 0, std::nullopt);
   DecodeCeiling c;
   c.bytes_per_token = bytes_per_token;
   c.bandwidth_bytes_per_second = machine.bandwidth_bytes_per_second;
@@ -129,6 +132,61 @@ DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine&
     c.mtp_high_tps = roof.ceiling_tps * kMtpMeanAcceptedHigh;
   }
   return c;
+}
+
+DecodeExpectation decode_expectation(const model::ModelFacts& model) {
+  // measured tg32 / ceiling of llama.cpp's published DGX Spark runs at depth 0, a point per
+  // kind; with the cache's read counted it fell by up to 0.04 at depth 32768 (attention over a
+  // long cache reads less efficiently than the weights), so the band is −0.05/+0.03 of it.
+  constexpr std::string_view kRuns =
+      "llama.cpp's llama-bench runs on a DGX Spark (benches/dgx-spark, -fa 1, tg32 at depths "
+      "0-32768)";
+  const auto kind = [&](std::string name, double point, std::string_view models) {
+    return DecodeExpectation{std::move(name), point - 0.05, point + 0.03,
+                             fmt::format("{}: {}", kRuns, models)};
+  };
+  if (model.is_hybrid()) {
+    return kind("hybrid", 0.73, "a nemotron_h_moe 120B Q4_K at 0.73");
+  }
+  if (model.mla) {
+    return kind("MLA", 0.78, "a deepseek2 30B-A3B Q8_0 (GLM-4.7-Flash) at 0.78");
+  }
+  if (model.architecture == "gpt-oss") {
+    return kind("gpt-oss", 0.90, "gpt-oss 20B and 120B MXFP4 at 0.89-0.91");
+  }
+  if (model.is_moe()) {
+    return kind("MoE", 0.84, "a qwen3moe 30B-A3B Q8_0 at 0.84");
+  }
+  return kind("dense", 0.93, "a qwen2 7B Q8_0 and a gemma3 4B Q4_0 at 0.93");
+}
+
+void add_depths(DecodeCeiling& ceiling, const model::ModelFacts& model, gguf::GgmlType k,
+                gguf::GgmlType v, std::uint64_t context) {
+  ceiling.at_depth.clear();
+  if (!ceiling.available || ceiling.bandwidth_bytes_per_second <= 0) {
+    ceiling.depth_missing = ceiling.missing;
+    return;
+  }
+  if (model.context_length > 0) {
+    context = std::min<std::uint64_t>(context, model.context_length);
+  }
+  ceiling.expect = decode_expectation(model);
+  for (const std::uint64_t depth : plan::ceiling_depths(context)) {
+    const auto cache = plan::cache_bytes_read_at_depth(model, depth, k, v);
+    if (!cache) {
+      ceiling.at_depth.clear();
+      ceiling.depth_missing = cache.error().message;
+      return;
+    }
+    DepthCeiling row;
+    row.depth = depth;
+    row.cache_bytes = *cache;
+    row.bytes_per_token = ceiling.bytes_per_token + *cache;
+    row.tps = ceiling.bandwidth_bytes_per_second / static_cast<double>(row.bytes_per_token);
+    row.expect_low_tps = row.tps * ceiling.expect.low;
+    row.expect_high_tps = row.tps * ceiling.expect.high;
+    ceiling.at_depth.push_back(row);
+  }
 }
 
 DecodeCeiling decode_ceiling_over_nodes(const model::ModelFacts& model, const rpc::NodePlan& nodes,
@@ -185,6 +243,8 @@ Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerCon
   out.launch = choice_of(*chosen);
   out.ceiling = chosen->rpc ? decode_ceiling_over_nodes(model, chosen->rpc->nodes, machine)
                             : decode_ceiling(model.bytes_read_per_token, machine, model.has_mtp());
+  add_depths(out.ceiling, model, chosen->config.cache_k, chosen->config.cache_v,
+             out.launch.ctx_per_slot);
   for (std::uint32_t slots = 1; slots <= max_slots; ++slots) {
     WhatFitsRow row;
     row.slots = slots;

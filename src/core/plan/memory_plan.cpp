@@ -419,15 +419,14 @@ Expected<MemoryPlan> make_plan(const model::ModelFacts& model, const PlanConfig&
   if (!plan) {
     return plan;
   }
+  // llama-server caps each slot at the training context: cells past slots x that are never used.
   if (model.context_length > 0 && plan->ctx_per_slot > model.context_length) {
-    plan->notes.push_back(
-        config.kv_unified
-            ? fmt::format("the shared pool ({} cells) is larger than the model's training "
-                          "context ({}): one slot may grow up to that from the pool (K8)",
-                          plan->n_ctx, model.context_length)
-            : fmt::format("{} cells per slot exceed the model's training context ({}): "
-                          "llama.cpp allows it, but quality past it is not assured",
-                          plan->ctx_per_slot, model.context_length));
+    const std::uint64_t usable =
+        std::min<std::uint64_t>(plan->n_ctx, std::uint64_t{config.slots} * model.context_length);
+    plan->notes.push_back(fmt::format(
+        "{} cells for {} slot(s) of at most {} each, the model's training context, where "
+        "llama-server caps a slot: {} cells are never used",
+        plan->n_ctx, config.slots, model.context_length, plan->n_ctx - usable));
   }
   if (model.has_mtp() && !config.mtp) {
     plan->notes.push_back(

@@ -108,6 +108,8 @@ json launch_to_json(const LaunchPreview& p) {
   doc["command_line"] = {
       {"argv", p.command->argv}, {"shell", shell_join(p.command->argv)}, {"pieces", pieces}};
   doc["adaptations"] = p.command->adaptations;
+  doc["context_capped"] =
+      p.command->context_capped.empty() ? json(nullptr) : json(p.command->context_capped);
   doc["warnings"] = launch_warnings(*p.command, *p.environment, *p.rules);
   doc["rules"] = rules;
   if (p.fit != nullptr) {
@@ -185,6 +187,9 @@ std::string render_launch_text(const LaunchPreview& p, const TextStyle& style, b
   out += render_plan_text(*p.model, *p.config, *p.plan, style);
   if (p.rpc != nullptr) {
     out += render_rpc_text(*p.rpc, style);
+  }
+  if (!p.command->context_capped.empty()) {
+    out += fmt::format("\n{}: {}\n", style.bold("context"), p.command->context_capped);
   }
   if (p.fit != nullptr && !p.fit->failed.empty()) {
     out += fmt::format("\n{} ({}, priority {}): {}\n", style.bold("fit"), p.fit->mode,

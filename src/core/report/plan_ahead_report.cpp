@@ -54,6 +54,51 @@ std::string ceiling_line(const launch::DecodeCeiling& c) {
   return line;
 }
 
+// The ceiling as the context fills, with what published runs of such a model reached.
+std::string depth_lines(const launch::DecodeCeiling& c) {
+  if (c.at_depth.empty()) {
+    return c.depth_missing.empty() || !c.available
+               ? std::string()
+               : "decode ceiling by depth: unknown (" + c.depth_missing + ")\n";
+  }
+  std::string out = fmt::format(
+      "decode ceiling by depth (the cache a token reads added); expect {:.2f}–{:.2f} of it, "
+      "what published GB10 runs of {} models reached (an expectation, not a measurement):\n",
+      c.expect.low, c.expect.high, c.expect.kind);
+  out +=
+      fmt::format("  {:>8}  {:>10}  {:>10}  {:>13}\n", "depth", "cache read", "ceiling", "expect");
+  for (const launch::DepthCeiling& row : c.at_depth) {
+    out += fmt::format("  {:>8}  {:>10}  {:>6.1f} t/s  {:>5.1f}–{:.1f} t/s\n", row.depth,
+                       format_bytes_si(row.cache_bytes), row.tps, row.expect_low_tps,
+                       row.expect_high_tps);
+  }
+  return out;
+}
+
+nlohmann::json depths_json(const launch::DecodeCeiling& c) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const launch::DepthCeiling& row : c.at_depth) {
+    rows.push_back({{"depth", row.depth},
+                    {"cache_bytes", row.cache_bytes},
+                    {"bytes_per_token", row.bytes_per_token},
+                    {"tps", row.tps},
+                    {"expect_tps_low", row.expect_low_tps},
+                    {"expect_tps_high", row.expect_high_tps}});
+  }
+  nlohmann::json doc = nlohmann::json::object();
+  doc["rows"] = std::move(rows);
+  doc["missing"] =
+      c.depth_missing.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.depth_missing);
+  doc["expect"] = nullptr;
+  if (!c.at_depth.empty()) {
+    doc["expect"] = {{"kind", c.expect.kind},
+                     {"low", c.expect.low},
+                     {"high", c.expect.high},
+                     {"basis", c.expect.basis}};
+  }
+  return doc;
+}
+
 nlohmann::json ceiling_nodes_json(const launch::DecodeCeiling& c) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const launch::NodeRead& n : c.nodes) {
@@ -142,6 +187,7 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
       "context of {} tokens)\n\n",
       fits.training_context);
   out += ceiling_line(fits.ceiling) + "\n";
+  out += depth_lines(fits.ceiling);
   out += choice_line(fits.launch) + "\n";
   out += "  " + shell_join(planned_argv(fits.launch)) + "\n";
   if (fits.launch.rpc) {
@@ -202,7 +248,8 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
         {"mtp_tps_low", c.mtp_low_tps},
         {"mtp_tps_high", c.mtp_high_tps},
         {"nodes", ceiling_nodes_json(c)},
-        {"left_out", c.left_out}}},
+        {"left_out", c.left_out},
+        {"at_depth", depths_json(c)}}},
       {"launch",
        {{"argv", planned_argv(l)},
         {"slots", l.slots},

@@ -85,6 +85,20 @@ std::string roofline_text(const bench::Roofline& roof) {
   }
   out += fmt::format(" → ceiling {:.1f} t/s; measured {:.1f} t/s = {:.3g}% of it\n",
                      roof.ceiling_tps, roof.measured_tps, roof.percent_of_ceiling);
+  const bench::DepthRoofline& d = roof.at_depth;
+  if (d.available) {
+    out += fmt::format(
+        "  at the requests' median depth of {} tokens the caches add {} a step → ceiling {:.1f} "
+        "t/s; measured = {:.3g}% of it",
+        d.depth, format_bytes_si(d.cache_bytes), d.ceiling_tps, d.percent_of_ceiling);
+    if (!d.expect_kind.empty()) {
+      out += fmt::format(
+          "; published GB10 runs of {} models reached {:.1f}–{:.1f} t/s there (an expectation, "
+          "docs/plan.md)",
+          d.expect_kind, d.expect_low_tps, d.expect_high_tps);
+    }
+    out += '\n';
+  }
   return out;
 }
 
