@@ -19,6 +19,21 @@ add_custom_command(
 add_custom_target(gb10tune_manual_files ALL DEPENDS ${GB10TUNE_MANUAL_DIR}/generated.stamp)
 
 # --- cmake --install ---------------------------------------------------------------------------
+# cmake --install builds nothing: what it copies must be built already (scripts/setup.sh builds
+# gb10tune and gb10tune_manual_files, as `cmake --build build` does). When it is not, say that
+# and how, before the first file is copied, rather than fail half-way through on a missing path.
+install(CODE "
+  set(missing \"\")
+  foreach(built \"$<TARGET_FILE:gb10tune>\" \"${GB10TUNE_MANUAL_DIR}/generated.stamp\")
+    if(NOT EXISTS \"\${built}\")
+      string(APPEND missing \" \${built}\")
+    endif()
+  endforeach()
+  if(missing)
+    message(FATAL_ERROR \"gb10tune: nothing installed: this build lacks\${missing}. Build it \"
+      \"first, as the user who configured it: scripts/setup.sh, or cmake --build \"
+      \"${CMAKE_CURRENT_BINARY_DIR} --target gb10tune gb10tune_manual_files\")
+  endif()")
 install(TARGETS gb10tune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The profiles and the default workload are compiled into the binary; the files are installed
 # beside it for reading and as the starting point of a user's own profile.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build dependencies that are missing (Debian/Ubuntu packages), then configures
-# the build and compiles the gb10tune binary only (scripts/test.sh builds the tests). Safe to run again: it only installs what is missing and rebuilds what
-# changed.
+# the build and compiles the gb10tune binary with its man pages and shell completions, all that
+# `cmake --install build` installs (scripts/test.sh builds the tests). Safe to run again: it
+# only installs what is missing and rebuilds what changed.
 #
 #   scripts/setup.sh              release build in build/ (CUDA parts when nvcc is found)
 #   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build of the host code in build-asan/
@@ -16,7 +17,7 @@ build_dir=build
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=ON; build_dir=build-asan ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,4 +47,5 @@ fi
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
   -DGB10TUNE_CUDA="$cuda" -DGB10TUNE_SANITIZE="$sanitize" \
   -DGB10TUNE_WERROR="${GB10TUNE_WERROR:-OFF}" "${extra[@]}" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target gb10tune
+# gb10tune_manual_files: the man pages and completions that cmake --install copies.
+cmake --build "$build_dir" -j "$(nproc)" --target gb10tune gb10tune_manual_files

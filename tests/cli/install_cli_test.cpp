@@ -55,8 +55,9 @@ TEST(CliInstall, TheUnitTemplateRunsTheInstalledGb10tuneInTheForeground) {
   std::string why;
   const auto analyzed = systemd_analyze(dir.path(), "gb10tune@example.service", unit, why);
   if (!analyzed) {
-    std::cout << "systemd-analyze verify was not run: " << why << "\n";
-    return;
+    ASSERT_FALSE(systemd_analyze_required()) << "GB10TUNE_REQUIRE_SYSTEMD=1: " << why;
+    GTEST_SKIP() << "systemd-analyze verify was not run: " << why
+                 << " (the unit was checked by the tests' own reader above)";
   }
   // Nothing refused: the only lines about the unit are its debug note of the man page found
   // and the reader's remarks on the dumped command line, which holds the two variables.

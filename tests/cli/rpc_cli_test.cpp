@@ -89,8 +89,9 @@ TEST(CliRpc, StatusDoesNotAskAWorkerThatServesAClient) {
   f.started_ports.push_back(port);
   ASSERT_EQ(f.rpc({"start", "--port", port, "--server-bin", f.bin}).exit_code, 0);
   const auto log = f.dir.path() / "gb10tune" / ("rpc-" + port + ".log");
+  // Up to 30 s for the worker's log to say it (a loaded machine takes its time).
   const auto wait_for = [&](const std::string& text, std::size_t count) {
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 1500; ++i) {
       const std::string now = read_text(log);
       std::size_t seen = 0;
       for (auto at = now.find(text); at != std::string::npos; at = now.find(text, at + 1)) {

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <thread>
 
 #include "support/background_run.hpp"
 #include "support/stand_in.hpp"
@@ -15,19 +14,22 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Waits up to 20 s for `path` to hold a pid; 0 when it does not.
+// Waits up to 60 s for `path` to hold a pid; 0 when it does not.
 int wait_for_pid_file(const std::filesystem::path& path) {
-  for (int i = 0; i < 1000; ++i) {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
-      const std::string text = read_text(path);
-      if (!text.empty() && text.back() == '\n') {
-        return std::stoi(text);
-      }
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return 0;
+  int pid = 0;
+  wait_until(
+      [&] {
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec)) {
+          const std::string text = read_text(path);
+          if (!text.empty() && text.back() == '\n') {
+            pid = std::stoi(text);
+          }
+        }
+        return pid > 0;
+      },
+      60s);
+  return pid;
 }
 
 // launch waiting for a stand-in that loads for a minute, ended by `signal`: the exit code,
@@ -46,7 +48,11 @@ void expect_launch_ends_on(int signal, int code) {
   const int server = wait_for_pid_file(pid_file);
   ASSERT_GT(server, 0) << read_text(run.output);
   EXPECT_TRUE(process_alive(server));
-  std::this_thread::sleep_for(300ms);  // into the readiness wait
+  // Into the readiness wait: the server is loading (its 60 s load has begun), and launch,
+  // which wrote the pid file just before its wait, now polls /health.
+  const auto log = state / "gb10tune" / "llama-server.log";
+  ASSERT_TRUE(wait_until([&] { return file_contains(log, "loading model '"); }, 60s))
+      << read_text(run.output);
   run.child->signal(signal);
   const auto exit = run.wait(20s);
   ASSERT_TRUE(exit) << "launch did not end on signal " << signal;
@@ -69,9 +75,7 @@ TEST(CliSignals, SigtermEndsWatchWith143) {
   BackgroundRun run({"watch", "--wait"}, {{"XDG_STATE_HOME", dir.path().string()}});
   ASSERT_TRUE(run.child);
   // Started: it says it waits for a launch.
-  for (int i = 0; i < 500 && !contains(read_text(run.output), "waiting"); ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  ASSERT_TRUE(run.wait_for_output("waiting", 60s)) << read_text(run.output);
   run.child->signal(SIGTERM);
   const auto exit = run.wait(20s);
   ASSERT_TRUE(exit);

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/util/shell_quote.hpp"
@@ -457,16 +456,18 @@ TEST(CliTune, CtrlCInTheMiddleOfARestartRestoresTheOriginalAndResumeGoesOn) {
   std::map<std::string, std::string> env = world.env();
   BackgroundRun run({"--sysroot", world.root(), "tune", "--budget", "5m"}, env);
   ASSERT_TRUE(run.child);
-  // The second candidate (draft depth 6) is loading: its start header is in the log.
+  // The second candidate (draft depth 6) is loading: its start header is the last in the log,
+  // and the stand-in has logged that it loads the model after it (the load takes 1.5 s, in
+  // which tune waits for /health).
   const auto loading = [&world] {
     const auto starts = world.starts();
-    return !starts.empty() && contains(starts.back(), "--spec-draft-n-max 6 ");
+    if (starts.empty() || !contains(starts.back(), "--spec-draft-n-max 6 ")) {
+      return false;
+    }
+    const std::string log = read_text(world.state() / "llama-server.log");
+    return log.find("loading model '", log.rfind(" launch at ")) != std::string::npos;
   };
-  for (int i = 0; i < 3000 && !loading(); ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_TRUE(loading()) << read_text(run.output);
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(wait_until(loading, 120s)) << read_text(run.output);
   run.child->signal(SIGINT);
   const auto exit = run.wait(60s);
   ASSERT_TRUE(exit) << "tune did not end on SIGINT";

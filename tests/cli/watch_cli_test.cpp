@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/background_run.hpp"
 #include "support/stand_in.hpp"
 #include "support/untrusted_binary.hpp"
 
@@ -253,32 +253,38 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
   WatchFixture f;
   const int pid = f.start();
   ASSERT_GT(pid, 0);
-  CliResult crashed;
-  std::thread watcher([&crashed] {
-    crashed = run_binary({"watch", "--interval", "0.05", "--max-samples", "100"});
-  });
-  std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
-  ::kill(pid, SIGKILL);
-  reap_watched(pid);
-  watcher.join();
-  EXPECT_EQ(crashed.exit_code, 1) << crashed.out;
-  EXPECT_TRUE(contains(crashed.out, "exited: llama-server exited without the watch stopping it"))
-      << crashed.out;
+  // A cap of samples the watch never reaches (100 s): it ends on the crash, or not at all.
+  const std::vector<std::string> watch = {"watch", "--interval", "0.05", "--max-samples", "2000"};
+  {
+    BackgroundRun crashed(watch, {});
+    ASSERT_TRUE(crashed.child);
+    // The watch has started: it named the server it watches.
+    ASSERT_TRUE(crashed.wait_for_output(fmt::format("watching: llama-server pid {} at", pid), 60s))
+        << read_text(crashed.output);
+    ::kill(pid, SIGKILL);
+    reap_watched(pid);
+    const auto exit = crashed.wait(60s);
+    ASSERT_TRUE(exit) << "the watch did not end on the crash: " << read_text(crashed.output);
+    const std::string out = read_text(crashed.output);
+    EXPECT_EQ(exit->exit_status, 1) << out;
+    EXPECT_TRUE(contains(out, "exited: llama-server exited without the watch stopping it")) << out;
+  }
 
   std::filesystem::remove(f.paths.pid_file);
   const int second = f.start();
   ASSERT_GT(second, 0);
-  CliResult stopped;
-  std::thread again([&stopped] {
-    stopped = run_binary({"watch", "--interval", "0.05", "--max-samples", "100"});
-  });
-  std::this_thread::sleep_for(1500ms);  // the watch has started (under ASan too)
+  BackgroundRun stopped(watch, {});
+  ASSERT_TRUE(stopped.child);
+  ASSERT_TRUE(stopped.wait_for_output(fmt::format("watching: llama-server pid {} at", second), 60s))
+      << read_text(stopped.output);
   const CliResult stop = run_binary({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.out;
   reap_watched(second);
-  again.join();
-  EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
-  EXPECT_TRUE(contains(stopped.out, "was stopped outside the watch")) << stopped.out;
+  const auto exit = stopped.wait(60s);
+  ASSERT_TRUE(exit) << "the watch did not end on the stop: " << read_text(stopped.output);
+  const std::string out = read_text(stopped.output);
+  EXPECT_EQ(exit->exit_status, 0) << out;
+  EXPECT_TRUE(contains(out, "was stopped outside the watch")) << out;
 }
 
 TEST(CliWatch, PrintSystemdWritesTheWatchAndTheVerifyTimer) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace gb10tune::testing {
@@ -40,6 +42,35 @@ std::optional<platform::ChildExit> BackgroundRun::wait(std::chrono::milliseconds
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return std::nullopt;
+}
+
+bool BackgroundRun::wait_for_output(const std::string& part, std::chrono::milliseconds limit) {
+  // The output is read before the exit is polled: what it printed just before ending counts.
+  const auto printed_or_ended = [&] {
+    return file_contains(output, part) || (child && child->poll().has_value());
+  };
+  return wait_until(printed_or_ended, limit) && file_contains(output, part);
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+bool file_contains(const std::filesystem::path& path, const std::string& part) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str().find(part) != std::string::npos;
 }
 
 }  // namespace gb10tune::testing

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,16 @@ struct BackgroundRun {
 
   // Its exit, waiting up to `timeout`; nullopt while it still runs.
   std::optional<platform::ChildExit> wait(std::chrono::milliseconds timeout);
+  // Waits up to `limit` until its output holds `part`; whether it did. It stops waiting early,
+  // false, when the run has ended without printing it.
+  bool wait_for_output(const std::string& part, std::chrono::milliseconds limit);
 };
+
+// Polls `done` every 20 ms until it is true (true) or `limit` has passed (false): the tests'
+// way to wait for a state, with a bound generous enough for a loaded machine.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit);
+
+// Whether the file at `path` holds `part`; a file that does not exist (yet) holds nothing.
+bool file_contains(const std::filesystem::path& path, const std::string& part);
 
 }  // namespace gb10tune::testing

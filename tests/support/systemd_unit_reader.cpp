@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 
 #include "gb10tune/platform/process.hpp"
@@ -420,6 +421,11 @@ std::vector<std::pair<std::string, std::string>> dump_fields(const std::string& 
 }
 
 }  // namespace
+
+bool systemd_analyze_required() {
+  const char* value = std::getenv("GB10TUNE_REQUIRE_SYSTEMD");
+  return value != nullptr && std::string_view(value) == "1";
+}
 
 std::optional<AnalyzedUnit> systemd_analyze(const std::filesystem::path& dir,
                                             const std::string& name, const std::string& text,

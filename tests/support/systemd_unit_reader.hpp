@@ -73,4 +73,9 @@ std::optional<AnalyzedUnit> systemd_analyze(const std::filesystem::path& dir,
                                             const std::string& name, const std::string& text,
                                             std::string& why);
 
+// Whether the tests that run systemd-analyze must run (GB10TUNE_REQUIRE_SYSTEMD=1, as CI sets
+// it after installing systemd): then a missing or unusable systemd-analyze fails them instead
+// of skipping them.
+bool systemd_analyze_required();
+
 }  // namespace gb10tune::testing

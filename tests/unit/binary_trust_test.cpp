@@ -30,8 +30,8 @@ class DeletedBinaryProcess {
     if (::posix_spawn(&m_pid, argv[0], nullptr, nullptr, argv, environ) != 0) {
       m_pid = -1;
     }
-    // Wait until the kernel runs the copy (exe points at it), then delete it.
-    for (int i = 0; i < 200 && m_pid > 0; ++i) {
+    // Wait until the kernel runs the copy (exe points at it; 30 s at most), then delete it.
+    for (int i = 0; i < 6000 && m_pid > 0; ++i) {
       std::error_code ec;
       if (fs::read_symlink(fmt::format("/proc/{}/exe", m_pid), ec) == copy) {
         break;

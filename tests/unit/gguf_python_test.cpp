@@ -1,6 +1,11 @@
 // Reads a file written by llama.cpp's own Python `gguf` package, when it is installed
-// (`pip install gguf`); skips with the reason otherwise, so CI never needs the network.
+// (`pip install gguf`); skips with the reason otherwise. The interpreter is
+// $GB10TUNE_GGUF_PYTHON (scripts/install_python_gguf.sh makes one with the package), else
+// python3; with GB10TUNE_REQUIRE_GGUF=1 (CI) a missing package fails the tests instead.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/model/model_facts.hpp"
@@ -11,18 +16,38 @@
 namespace gb10tune::gguf {
 namespace {
 
-TEST(GgufPython, ReadsWhatTheOfficialWriterWrote) {
+// The Python that has the gguf package: $GB10TUNE_GGUF_PYTHON, else python3 from PATH.
+std::string gguf_python() {
+  const char* python = std::getenv("GB10TUNE_GGUF_PYTHON");
+  return python != nullptr && *python != '\0' ? python : "python3";
+}
+
+// Empty when `import gguf, numpy` works in gguf_python(); why not otherwise.
+std::string gguf_missing() {
   const auto probe =
-      platform::run_capture({"python3", "-c", "import gguf, numpy"}, std::chrono::seconds(30));
-  if (!probe || probe->exit_status != 0) {
-    GTEST_SKIP() << "python3 with the gguf package is not available ("
-                 << (probe ? probe->output : probe.error().message)
-                 << "); `pip install gguf` enables this test";
+      platform::run_capture({gguf_python(), "-c", "import gguf, numpy"}, std::chrono::seconds(60));
+  if (probe && probe->exit_status == 0) {
+    return "";
+  }
+  return gguf_python() + " with the gguf package is not available (" +
+         (probe ? probe->output : probe.error().message) +
+         "); scripts/install_python_gguf.sh or `pip install gguf` enables this test";
+}
+
+bool gguf_required() {
+  const char* value = std::getenv("GB10TUNE_REQUIRE_GGUF");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+TEST(GgufPython, ReadsWhatTheOfficialWriterWrote) {
+  if (const std::string missing = gguf_missing(); !missing.empty()) {
+    ASSERT_FALSE(gguf_required()) << "GB10TUNE_REQUIRE_GGUF=1: " << missing;
+    GTEST_SKIP() << missing;
   }
   testing::TempDir dir;
   const auto path = dir.path() / "python.gguf";
   const auto wrote = platform::run_capture(
-      {"python3", testing::fixture("gguf/write_with_python.py").string(), path.string()},
+      {gguf_python(), testing::fixture("gguf/write_with_python.py").string(), path.string()},
       std::chrono::seconds(60));
   ASSERT_TRUE(wrote) << wrote.error().message;
   ASSERT_EQ(wrote->exit_status, 0) << wrote->output;
@@ -87,17 +112,15 @@ TEST(GgufPython, ReadsWhatTheOfficialWriterWrote) {
 // The tiny-qwen35 model behind the captured llama-server answers: what the gguf package
 // writes (write_tiny_qwen35.py) has the header and tensors of tiny_qwen35_model().
 TEST(GgufPython, TinyQwen35MatchesTheTestsWriter) {
-  const auto probe =
-      platform::run_capture({"python3", "-c", "import gguf, numpy"}, std::chrono::seconds(30));
-  if (!probe || probe->exit_status != 0) {
-    GTEST_SKIP() << "python3 with the gguf package is not available; `pip install gguf` "
-                    "enables this test";
+  if (const std::string missing = gguf_missing(); !missing.empty()) {
+    ASSERT_FALSE(gguf_required()) << "GB10TUNE_REQUIRE_GGUF=1: " << missing;
+    GTEST_SKIP() << missing;
   }
   testing::TempDir dir;
   for (const bool mtp : {true, false}) {
     const auto python = dir.path() / (mtp ? "python-mtp.gguf" : "python.gguf");
     std::vector<std::string> argv = {
-        "python3", testing::fixture("gguf/write_tiny_qwen35.py").string(), python.string()};
+        gguf_python(), testing::fixture("gguf/write_tiny_qwen35.py").string(), python.string()};
     if (!mtp) {
       argv.emplace_back("--no-mtp");
     }

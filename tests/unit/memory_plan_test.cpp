@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/captured_header.hpp"
 #include "support/test_models.hpp"
 #include "support/units.hpp"
 
@@ -45,14 +46,43 @@ TEST(MemoryPlan, ReportCaseIsExactly36GiBOfMainKvPlusWhatTheScriptNeverCounted) 
   EXPECT_EQ(plan->recurrent_rows, 15u);
   EXPECT_EQ(plan->recurrent_bytes, kRecurrentPerSequence * 15);
   EXPECT_EQ(plan->cache_ram_bytes, 24576ull << 20);
-  EXPECT_EQ(plan->total_bytes, plan->weights_bytes + plan->cache_bytes() + plan->compute_bytes +
-                                   plan->output_bytes + plan->runtime_bytes + plan->overhead_bytes +
-                                   plan->cache_ram_bytes);
+  // Everything but the compute buffers, worked out by hand: no weights (the header has no
+  // tensors); KV 38,654,705,664 (36 GiB) + MTP KV 2,415,919,104 + recurrent 2,353,397,760 (15 x
+  // 156,893,184); outputs 42,004,480 (the hidden states the draft reads, 5120 x 2048 x 4 bytes,
+  // and the draft's own 5120 x 3 x 4; no logits: the header has no vocabulary); the CPU
+  // runtime 75,497,472 (18 MiB with no vocabulary, plus 48 bytes x 589,824 cells x 2 caches);
+  // the 32 MiB default overhead; the 24 GiB prompt cache. The compute buffers are checked
+  // against what llama-server printed in DraftContextComputeIsCountedAsTheServerPrintsIt.
+  EXPECT_EQ(plan->total_bytes - plan->compute_bytes, 69'344'882'688u);
+  EXPECT_EQ(plan->output_bytes, 42'004'480u);
+  EXPECT_EQ(plan->runtime_bytes, 75'497'472u);
+  EXPECT_EQ(plan->overhead_bytes, 32u << 20);
   EXPECT_GT(plan->compute_bytes, 0u);
-  EXPECT_EQ(plan->compute_bytes, plan->buffers.main.compute() + plan->buffers.mtp.compute());
   EXPECT_GT(plan->buffers.mtp.compute(), 0u);  // the draft context has its own graph
   EXPECT_EQ(plan->runtime.device, 0u);         // CPU backend
   EXPECT_FALSE(plan->available_bytes);         // no budget given: not checked
+}
+
+// The compute buffers of a qwen35 model with its MTP head served with draft-mtp: the main
+// context's and the draft context's, as a real llama-server printed them at -lv 4
+// (tests/fixtures/llama-server/memory/cases.json, run qwen35-c32k-np2-kvu-nofa-mtp, CPU build of
+// commit 3f545be: `CPU compute buffer size = 596.01 MiB` and, for the draft context, 594.01
+// MiB), within the 10% the plan promises for compute buffers (compute_buffers_test.cpp).
+TEST(MemoryPlan, DraftContextComputeIsCountedAsTheServerPrintsIt) {
+  const nlohmann::json fixture = testing::fixture_json("llama-server/memory/cases.json");
+  const auto models = testing::captured_models(fixture.at("models"));
+  PlanConfig config;
+  config.ctx_total = 32768;
+  config.slots = 2;
+  config.kv_unified = true;
+  config.flash_attention = false;
+  config.mtp = true;
+  config.draft_n_max = 4;
+  config.cache_ram_bytes = 0;
+  const auto plan = make_plan(models.at("c-qwen35"), config, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  constexpr double kServerMiB = 596.01 + 594.01;
+  EXPECT_NEAR(static_cast<double>(plan->compute_bytes) / 1048576.0, kServerMiB, 0.10 * kServerMiB);
 }
 
 TEST(MemoryPlan, SeparateStreamsSplitTheContextAcrossSlots) {
@@ -240,7 +270,9 @@ TEST(MemoryPlan, EveryKvCacheCellCarriesItsMetadataInTheRuntime) {
   auto plan = make_plan(facts, config, {});
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->kv_cells_bytes, 48ull * 589824 * 2);  // main and MTP draft caches
-  EXPECT_EQ(plan->runtime.host, runtime_memory(facts, PlanBackend::cpu).host + 48ull * 589824 * 2);
+  // The CPU build's own 18 MiB (the header has no vocabulary: nothing for the tokenizer's
+  // tables; runtime_memory.cpp has the measurements) plus the two caches' 56,623,104 bytes.
+  EXPECT_EQ(plan->runtime.host, 18'874'368u + 56'623'104u);
   config.mtp = false;
   config.kv_unified = false;  // three streams of 196,608 cells: the same cells in all
   plan = make_plan(facts, config, {});

@@ -45,9 +45,11 @@ GraphShape offload_shape(std::uint32_t host_blocks, bool host_output) {
   return shape;
 }
 
-std::uint64_t cuda_padded(std::uint64_t bytes) {
-  return (bytes + 127) / 128 * 128;
-}
+// The expected high-water marks below are worked out by hand: the allocators here align every
+// tensor to 128 bytes, as ggml's CUDA buffer type does
+// (ggml_backend_cuda_buffer_type_get_alignment), so 2,000,000 and 4,000,000 bytes (multiples of
+// 128) take themselves, 1,000 bytes take 1,024, 7,000,000 take 7,000,064 (54,688 x 128), 20,000
+// take 20,096, 100,000 take 100,096 and 200,000 take 200,064.
 
 TEST(SplitCopies, OnlyCpuBlocksCopyAndOnlyForBatchesOfThirtyTwoRows) {
   const model::ModelFacts model = three_block_model();
@@ -74,21 +76,21 @@ TEST(SplitCopies, AWeightCopyIsTheTensorsBytesFreedAfterItsOp) {
   SplitCopies copies(model, offload_shape(2, true), 512, {});
   GraphAllocator a(128);
   copies.before(a, 1, "attn_q", 512);
-  EXPECT_EQ(a.high_water(), cuda_padded(2000000));
+  EXPECT_EQ(a.high_water(), 2000000u);
   a.place("Q", 1000);  // the op's output goes above the copy
   copies.after(a, 1, 512);
-  EXPECT_EQ(a.high_water(), cuda_padded(2000000) + cuda_padded(1000));
+  EXPECT_EQ(a.high_water(), 2001024u);  // 2,000,000 + 1,024
   copies.before(a, 1, "attn_q", 512);  // the freed block takes the next copy
   copies.after(a, 1, 512);
-  EXPECT_EQ(a.high_water(), cuda_padded(2000000) + cuda_padded(1000));
+  EXPECT_EQ(a.high_water(), 2001024u);
   copies.before(a, 1, "ffn_up", 512);  // a tensor the model lacks weighs nothing
   copies.after(a, 1, 512);
   copies.before(a, 2, "attn_q", 512);  // a GPU block: no copy
   copies.after(a, 2, 512);
-  EXPECT_EQ(a.high_water(), cuda_padded(2000000) + cuda_padded(1000));
+  EXPECT_EQ(a.high_water(), 2001024u);
   GraphAllocator head(128);
   copies.before(head, kOutputBlock, "output", 64);
-  EXPECT_EQ(head.high_water(), cuda_padded(7000000));
+  EXPECT_EQ(head.high_water(), 7000064u);
 }
 
 TEST(SplitCopies, EachInputIsCopiedOnceByTheFirstSplitThatReadsIt) {
@@ -99,15 +101,15 @@ TEST(SplitCopies, EachInputIsCopiedOnceByTheFirstSplitThatReadsIt) {
     GraphAllocator a(128);
     copies.inputs_at(a, SplitPoint::first_query, 0);
     copies.inputs_at(a, SplitPoint::first_query, 1);  // already there
-    EXPECT_EQ(a.high_water(), cuda_padded(1000));
+    EXPECT_EQ(a.high_water(), 1024u);
     copies.inputs_at(a, SplitPoint::first_attention, 0);
-    EXPECT_EQ(a.high_water(), cuda_padded(1000) + cuda_padded(20000));
+    EXPECT_EQ(a.high_water(), 21120u);                     // 1,024 + 20,096
     copies.inputs_at(a, SplitPoint::last_output_proj, 2);  // GPU blocks follow: not here
     copies.inputs_at(a, SplitPoint::last_host_down, 0);    // not the last CPU block
-    EXPECT_EQ(a.high_water(), cuda_padded(1000) + cuda_padded(20000));
+    EXPECT_EQ(a.high_water(), 21120u);
     copies.inputs_at(a, SplitPoint::last_host_down, 1);  // runs on through the GPU blocks
-    EXPECT_EQ(a.high_water(), cuda_padded(1000) + cuda_padded(20000) + cuda_padded(100000) +
-                                  cuda_padded(200000) + cuda_padded(4000000));
+    // 1,024 + 20,096 + 100,096 + 200,064 + 4,000,000
+    EXPECT_EQ(a.high_water(), 4321280u);
   }
   {
     // Every block on the CPU: the cache writes stay there, the output ids come with the last
@@ -119,7 +121,7 @@ TEST(SplitCopies, EachInputIsCopiedOnceByTheFirstSplitThatReadsIt) {
     copies.inputs_at(a, SplitPoint::last_output_proj, 1);
     EXPECT_EQ(a.high_water(), 0u);
     copies.inputs_at(a, SplitPoint::last_output_proj, 2);
-    EXPECT_EQ(a.high_water(), cuda_padded(4000000));
+    EXPECT_EQ(a.high_water(), 4000000u);
   }
   SplitCopies none(model, offload_shape(2, false), 16, inputs);  // nothing offloaded
   GraphAllocator a(128);

@@ -1,6 +1,8 @@
 // What --version says: the build, CUDA with its architectures, NVML loaded or why not.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "gb10tune/report/build_info.hpp"
 #include "gb10tune/version.hpp"
 
@@ -49,9 +51,28 @@ TEST(VersionReport, SaysWhatIsMissing) {
 }
 
 TEST(VersionReport, TheToolVersionIsTheProjectVersion) {
-  // kToolVersion (in every JSON document) and CMake's project() version are kept by hand.
-  EXPECT_EQ(build_info().project_version, kToolVersion);
-  EXPECT_TRUE(build_info().version.starts_with(kToolVersion) || !build_info().git_describe.empty());
+  // kToolVersion (in every JSON document) and CMake's project() version are kept by hand: both
+  // are 0.1.0 (CMakeLists.txt `project(gb10tune VERSION 0.1.0 …)`, include/gb10tune/version.hpp).
+  EXPECT_EQ(build_info().project_version, "0.1.0");
+  EXPECT_EQ(kToolVersion, "0.1.0");
+}
+
+// The version of this very build, from what cmake/version.cmake found at configure time: outside
+// a git checkout the project version alone; in a checkout without tags (a clone of main, as in
+// CI) `git describe --always --dirty` is the abbreviated commit, and the version is
+// "0.1.0+g<commit>[-dirty]"; with a tag it is the tag without its "v".
+TEST(VersionReport, ThisBuildsVersionNamesTheCheckoutItWasBuiltFrom) {
+  const std::string describe(build_info().git_describe);
+  const std::string version(build_info().version);
+  if (describe.empty()) {
+    EXPECT_EQ(version, "0.1.0");
+  } else if (std::regex_match(describe, std::regex("[0-9a-f]{7,40}(-dirty)?"))) {
+    EXPECT_EQ(version, "0.1.0+g" + describe);
+  } else {
+    // A tag: "v0.2.0", "v0.2.0-3-gabc1234", "v0.2.0-dirty".
+    ASSERT_TRUE(std::regex_match(describe, std::regex(R"(v?\d+\.\d+\.\d+.*)"))) << describe;
+    EXPECT_EQ(version, describe.starts_with('v') ? describe.substr(1) : describe);
+  }
 }
 
 }  // namespace
