@@ -126,8 +126,14 @@ class GuideWorld {
     fs::create_directories(bin);
     fs::copy_file(stand_in_server_path(), bin / "llama-server");
     // env(1) takes its -u options before the first NAME=VALUE.
-    m_env = {"-u", "XDG_STATE_HOME", "-u", "XDG_CONFIG_HOME", "-u", "XDG_CACHE_HOME",
-             "-u", "GGML_CUDA_ENABLE_UNIFIED_MEMORY",
+    m_env = {"-u",
+             "XDG_STATE_HOME",
+             "-u",
+             "XDG_CONFIG_HOME",
+             "-u",
+             "XDG_CACHE_HOME",
+             "-u",
+             "GGML_CUDA_ENABLE_UNIFIED_MEMORY",
              "HOME=" + home().string(),
              "STANDIN_LOAD_MS=100",
              "STANDIN_SYSTEM_INFO=system_info: n_threads = 2 | CPU : AVX2 = 1 | FMA = 1 | "
@@ -169,8 +175,8 @@ class GuideWorld {
     }
     std::vector<std::string> full = {"env"};
     full.insert(full.end(), m_env.begin(), m_env.end());
-    full.insert(full.end(), {"GUIDE_OUT=" + redirect, "sh", "-c", R"(exec "$0" "$@" > "$GUIDE_OUT")",
-                             GB10TUNE_BINARY});
+    full.insert(full.end(), {"GUIDE_OUT=" + redirect, "sh", "-c",
+                             R"(exec "$0" "$@" > "$GUIDE_OUT")", GB10TUNE_BINARY});
     full.insert(full.end(), argv.begin(), argv.end());
     CliResult result;
     const auto ran = platform::run_capture(full, std::chrono::seconds(60), 4 * 1024 * 1024);
@@ -190,7 +196,9 @@ class GuideWorld {
   std::vector<std::string> m_env;
 };
 
-std::string guide_text() { return read_text(fs::path(GB10TUNE_SOURCE_DIR) / "docs/gb10-guide.md"); }
+std::string guide_text() {
+  return read_text(fs::path(GB10TUNE_SOURCE_DIR) / "docs/gb10-guide.md");
+}
 
 TEST(CliGuide, TheBuildLineIsTheOneProbePrintsOnAGb10) {
   const std::vector<GuideCommand> commands = guide_commands(guide_text());
@@ -207,9 +215,12 @@ TEST(CliGuide, TheBuildLineIsTheOneProbePrintsOnAGb10) {
   ASSERT_FALSE(build.empty()) << "no `cmake --build build` line in the guide";
   // The golden output of `gb10tune probe` on the captured GB10 (CliProbe checks the tool
   // against it): its build line is the two commands joined by &&.
-  const std::string golden = read_text(fs::path(GB10TUNE_SOURCE_DIR) / "tests/cli/golden/probe-gb10.txt");
+  const std::string golden =
+      read_text(fs::path(GB10TUNE_SOURCE_DIR) / "tests/cli/golden/probe-gb10.txt");
   EXPECT_TRUE(contains(golden, "$ " + configure + " && " + build + "\n"))
-      << "the guide's build line differs from probe's:\n" << configure << "\n" << build;
+      << "the guide's build line differs from probe's:\n"
+      << configure << "\n"
+      << build;
 }
 
 TEST(CliGuide, EveryMarkIsExplainedAndEveryMarkedCommandIsReal) {
@@ -284,8 +295,7 @@ TEST(CliGuide, TheWalkRunsAsWrittenAgainstTheStandIn) {
     }
   }
   // The walk itself is never marked away.
-  for (const std::string& step : {"probe", "plan", "launch", "verify", "bench", "tune", "watch",
-                                  "stop"}) {
+  for (const char* step : {"probe", "plan", "launch", "verify", "bench", "tune", "watch", "stop"}) {
     EXPECT_EQ(ran.count(step), 1U) << "the guide's walk ran no `gb10tune " << step << "`";
   }
   // What the walk leaves behind: the tuned profile it launched, the units it wrote.
