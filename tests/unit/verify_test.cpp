@@ -711,7 +711,11 @@ TEST(VerifyGpuEvidence, LayersFlagAloneIsNoEvidence) {
   EXPECT_EQ(confirmed.severity, Severity::ok) << confirmed.evidence;
 }
 
-TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
+// A machine without an NVIDIA GPU (no driver entry, no NVML; as the real CPU build of
+// llama-server was captured on): the GPU checks K1 and K3 do not apply there, whatever -ngl
+// asks and whatever the log says of layers "offloaded" (README: GPU advice is marked not
+// applicable, never applied blindly). Not applicable is not a warning: the rest decides.
+TEST(Verify, CpuOnlyMachineMarksTheGpuChecksNotApplicable) {
   Machine machine("verify-cpu-only");
   machine.services.read_log = [&](const std::string& path) -> Expected<std::string> {
     return testing::read_text(machine.root.resolve(path));
@@ -727,9 +731,40 @@ TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
   };
   const VerifyResult result = machine.run();
   ASSERT_EQ(result.servers.size(), 1u);
+  for (const char* id : {"device-memory-path", "all-layers-on-gpu"}) {
+    const Finding* finding = find(result, id);
+    ASSERT_NE(finding, nullptr) << id;
+    EXPECT_EQ(finding->severity, Severity::not_applicable) << id << ": " << finding->evidence;
+    EXPECT_EQ(finding->evidence.rfind("not applicable: this machine has no NVIDIA GPU", 0), 0u)
+        << finding->evidence;
+    EXPECT_TRUE(finding->fix.empty()) << finding->fix;
+  }
+  EXPECT_EQ(result.worst(), Severity::ok);
+}
+
+// The same server on a machine whose NVIDIA driver lists a GPU (NVML loaded, the server not on
+// it): a CPU build there leaves the GPU unused, and K1 and K3 fail as before.
+TEST(Verify, CpuBuildBesideAGpuStillFailsTheGpuChecks) {
+  Machine machine("verify-cpu-only");
+  machine.services.read_log = [&](const std::string& path) -> Expected<std::string> {
+    return testing::read_text(machine.root.resolve(path));
+  };
+  machine.services.nvml = [] {
+    gpu::NvmlReport nvml;
+    nvml.loaded = true;
+    return nvml;
+  };
+  machine.services.check_flags = [](const ProcessSnapshot&, const launch::LaunchRecord*) {
+    FlagsOutcome outcome;
+    Finding k1;
+    k1.id = "all-layers-on-gpu";
+    k1.fact = "K1";
+    outcome.findings.push_back(k1);
+    return outcome;
+  };
+  const VerifyResult result = machine.run();
   EXPECT_EQ(find(result, "device-memory-path")->severity, Severity::fail);
   EXPECT_EQ(find(result, "all-layers-on-gpu")->severity, Severity::fail);
-  EXPECT_EQ(result.worst(), Severity::fail);
 }
 
 // A rule its launch chose (launch's own settings, started with a warning) is the same ⚠ in
