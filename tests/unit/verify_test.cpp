@@ -482,6 +482,20 @@ TEST(Verify, PlanVsMeasuredIsOkOnlyWithinTheToleranceOnBothSides) {
   EXPECT_NE(findings[1].evidence.find("holds more than the plan allowed"), std::string::npos);
 }
 
+// The same figure launch's check judges (LaunchAndVerifySayOneVerdictOnTheSameFigure): an idle
+// CPU server 9% above the plan at load, within what batches may add, is the same verdict here.
+TEST(Verify, PlanVsMeasuredSaysLaunchsVerdict) {
+  const ProcessSnapshot snapshot = cpu_process_of(1090ull << 20, 1086ull << 20);
+  Expectations expected = cpu_plan_of(2ull << 20, 3000ull << 20);
+  expected.on_demand_bytes = 2000ull << 20;  // at load 1000 MiB
+  const auto findings = check_memory(snapshot, gpu::NvmlReport{}, expected);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[1].severity, Severity::ok) << findings[1].evidence;
+  EXPECT_EQ(findings[1].summary, "the memory plan matches the process");
+  EXPECT_NE(findings[1].evidence.find("error +9.0%: more than at load"), std::string::npos)
+      << findings[1].evidence;
+}
+
 // A plan that was only an estimate (launch --force --overhead, unsupported architecture): the
 // measurement is shown, never judged ok, even when it is within the figure.
 TEST(Verify, PlanVsMeasuredNeverPassesAnEstimate) {
