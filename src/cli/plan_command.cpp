@@ -173,8 +173,8 @@ Runner setup_plan(CLI::App& app) {
       ->check(finite_range(1.0, 3600.0))
       ->option_text("SECONDS");
   sub->add_option("--bandwidth", o->bandwidth_gbps,
-                  "The decode path's read bandwidth in GB/s for the decode ceiling (default: the "
-                  "machine description's, or this machine's saved probe)")
+                  "The decode path's read bandwidth in GB/s for the decode ceiling (default: "
+                  "the machine description's, or this machine's saved probe)")
       ->check(finite_range(0.001, 1e6))
       ->option_text("GBPS");
   sub->add_flag("--no-cache", o->no_cache,
