@@ -172,10 +172,10 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
                         int pid, const Expectations& expected);
 
 // Why the GPU checks (K1 all-layers-on-gpu, K3 device-memory-path) do not apply on this
-// machine: it has no NVIDIA GPU (`gpu_count`, the GPUs its driver lists in
-// /proc/driver/nvidia/gpus, is 0 and NVML did not load). nullopt when they apply.
-std::optional<std::string> gpu_checks_not_applicable(std::size_t gpu_count,
-                                                     const gpu::NvmlReport& nvml);
+// machine: it has no NVIDIA GPU (`gpu_seen` false: its driver lists none in
+// /proc/driver/nvidia/gpus and it is not a GB10; and NVML did not load). nullopt when they
+// apply.
+std::optional<std::string> gpu_checks_not_applicable(bool gpu_seen, const gpu::NvmlReport& nvml);
 
 // Marks the GPU checks among `findings` not applicable (severity, no fix), `why` leading their
 // evidence and what they saw kept after it. Other findings are left alone.

@@ -209,9 +209,8 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
             "or with gb10tune launch so that verify knows the model's size";
 }
 
-std::optional<std::string> gpu_checks_not_applicable(std::size_t gpu_count,
-                                                     const gpu::NvmlReport& nvml) {
-  if (gpu_count > 0 || nvml.loaded) {
+std::optional<std::string> gpu_checks_not_applicable(bool gpu_seen, const gpu::NvmlReport& nvml) {
+  if (gpu_seen || nvml.loaded) {
     return std::nullopt;
   }
   return std::string(

@@ -453,8 +453,9 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     }
     // No GPU here (and no RPC workers holding layers): GPU advice is not applied blindly.
     const bool rpc_head = target.record != nullptr && target.record->planned.rpc;
-    if (const auto why = gpu_checks_not_applicable(sys::nvidia_gpu_count(*services.root), *nvml);
-        why && !rpc_head) {
+    const bool gpu_seen =
+        sys::nvidia_gpu_count(*services.root) > 0 || sys::is_gb10_machine(*services.root);
+    if (const auto why = gpu_checks_not_applicable(gpu_seen, *nvml); why && !rpc_head) {
       mark_gpu_checks_not_applicable(memory, *why);
       mark_gpu_checks_not_applicable(flags.findings, *why);
     }
