@@ -30,6 +30,7 @@ struct PlanOptions {
   double timeout_s = 120;
   bool json = false;
   bool no_cache = false;
+  double bandwidth_gbps = 0;  // --bandwidth; 0: the machine's own figure
   launch::LaunchRequest request;
 };
 
@@ -102,6 +103,9 @@ ExitCode run(PlanOptions& o, Context& ctx) {
   if (!workers.empty()) {
     o.request.rpc = worker_list(workers);  // the head's --rpc, as launch --rpc would take it
   }
+  if (o.bandwidth_gbps > 0) {
+    launch::give_bandwidth(*machine, o.bandwidth_gbps);
+  }
   if (machine->reserve && !o.request.values.contains("reserve")) {
     o.request.values["reserve"] = *machine->reserve;
   }
@@ -168,6 +172,11 @@ Runner setup_plan(CLI::App& app) {
                   "Seconds the whole header read may take, every shard included (default 120)")
       ->check(finite_range(1.0, 3600.0))
       ->option_text("SECONDS");
+  sub->add_option("--bandwidth", o->bandwidth_gbps,
+                  "The decode path's read bandwidth in GB/s for the decode ceiling (default: "
+                  "the machine description's, or this machine's saved probe)")
+      ->check(finite_range(0.001, 1e6))
+      ->option_text("GBPS");
   sub->add_flag("--no-cache", o->no_cache,
                 "Neither use nor save the cache of remote headers "
                 "($XDG_CACHE_HOME/gb10tune/headers)");

@@ -35,6 +35,7 @@ struct WatchOptions {
   bool json = false;
   std::uint64_t max_samples = 0;
   bool once = false;
+  bool act = false;  // with --once: stop the server below the floor, as a watch does
   std::string print;
   int verify_every_min = 15;
   std::string unit_dir;
@@ -71,12 +72,29 @@ Expected<watch::ThresholdChoice> threshold_choice(const WatchOptions& o) {
   return watch::ThresholdChoice{*warn, *floor, *hysteresis};
 }
 
+// MemTotal of the machine watched (of the first replayed file with --replay-meminfo); nullopt
+// when it cannot be read (the watch then fails on its first sample, saying why).
+std::optional<std::uint64_t> mem_total(const WatchOptions& o, Context& ctx) {
+  auto source = o.replay_meminfo.empty()
+                    ? Expected<watch::MemInfoSource>(watch::meminfo_from(ctx.sysroot))
+                    : watch::meminfo_replay(o.replay_meminfo);
+  if (!source) {
+    return std::nullopt;
+  }
+  const auto info = (*source)();
+  if (!info || info->total_bytes == 0) {
+    return std::nullopt;
+  }
+  return info->total_bytes;
+}
+
 // How the supervisor runs, from the options.
 watch::SupervisorOptions supervisor_options(const WatchOptions& o, watch::Thresholds thresholds) {
   watch::SupervisorOptions options;
   options.thresholds = thresholds;
-  options.restart =
-      watch::restart_policy(o.restart, o.restart_delay_s, o.restart_max_delay_s, o.max_restarts);
+  options.act = !o.once || o.act;  // a one-shot check acts only when asked
+  options.restart = watch::restart_policy(o.restart && options.act, o.restart_delay_s,
+                                          o.restart_max_delay_s, o.max_restarts);
   options.interval_s = o.interval_s;
   options.grace_s = o.grace_s;
   options.wait = o.wait;
@@ -156,13 +174,18 @@ ExitCode run_watch(const WatchOptions& o, const CLI::App& sub, Context& ctx) {
   }
   const launch::StatePaths paths = launch::StatePaths::under(*dir);
   watch::SystemServerControl control(ctx.sysroot, paths);
-  const auto first = watch::server_to_watch(control.pid_file(), o.wait);
-  if (!first) {
-    return report_failure(ctx, first.error(), true);
-  }
   const auto choice = threshold_choice(o);
   if (!choice) {
     return report_failure(ctx, choice.error(), true);
+  }
+  if (const auto total = mem_total(o, ctx)) {
+    if (const Status within = watch::thresholds_within_memory(*choice, *total); !within) {
+      return report_failure(ctx, within.error(), true);
+    }
+  }
+  const auto first = watch::server_to_watch(control.pid_file(), o.wait);
+  if (!first) {
+    return report_failure(ctx, first.error(), true);
   }
   const auto thresholds = watch::resolve_thresholds(*choice, *first ? &(*first)->record : nullptr);
   if (!thresholds) {
@@ -235,7 +258,13 @@ Runner setup_watch(CLI::App& app) {
   sub->add_flag("--json", o->json, "One JSON object per event and line (JSON Lines)");
   sub->add_option("--max-samples", o->max_samples, "End after this many samples (default: never)")
       ->option_text("N");
-  sub->add_flag("--once", o->once, "One sample, then end (the same as --max-samples 1)");
+  CLI::Option* once = sub->add_flag(
+      "--once", o->once,
+      "One sample, then end: a check for scripts that reports and never acts (exit 1 below "
+      "--floor, the server left running) unless --act");
+  sub->add_flag("--act", o->act,
+                "With --once: below --floor stop the server, as a running watch does")
+      ->needs(once);
   sub->add_option("--print", o->print,
                   "Print (or with --unit-dir write) systemd user units: the watch beside the "
                   "server, and a timer running gb10tune verify; start nothing")
@@ -273,8 +302,8 @@ Runner setup_watch(CLI::App& app) {
         "the samples asked for were taken with the server running, or it was stopped with "
         "gb10tune stop"},
        {ExitCode::failed,
-        "nothing to watch, the server was stopped by the floor or exited (without --restart), or "
-        "restarts were given up"},
+        "nothing to watch, the server was stopped by the floor or exited (without --restart), "
+        "--once found MemAvailable below --floor, or restarts were given up"},
        {ExitCode::usage},
        {ExitCode::server_failed, "restarts were given up after a failed start"},
        {ExitCode::interrupted, "interrupted (SIGINT), the server runs on"},

@@ -84,6 +84,8 @@ const std::map<std::string, Meaning>& shared_meanings() {
       {"--no-save", {"Do not save the", ""}},
       // llama.cpp's -t: the CPU threads of the server (launch) or of the worker (rpc start).
       {"--threads", {"CPU", ""}},
+      // The decode ceiling's bandwidth, in bench server and plan.
+      {"--bandwidth", {"GB/s for the", ""}},
   };
   return table;
 }

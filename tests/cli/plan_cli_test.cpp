@@ -242,6 +242,61 @@ TEST(CliPlan, ASplitModelOverHttpReadsEveryShardsHeader) {
   EXPECT_EQ(paths.size(), 3u);
 }
 
+// A tiny model on a 25 GB CPU machine: the default profile's 24 GiB prompt cache does not fit
+// the budget (22 GB − the 12 GB reserve), and launch's fit lowers it. The table comes from the
+// same fit: every cell is the model's whole training context (32768), not "none fits".
+struct SmallBox {
+  explicit SmallBox(const PlanCliFixture& f) {
+    testing::tiny_qwen35_model().write(f.dir.path() / "tiny-qwen35.gguf");
+    model = (f.dir.path() / "tiny-qwen35.gguf").string();
+    machine = (f.dir.path() / "box.json").string();
+    std::ofstream(machine) << R"({"name": "25 GB box", "memory_gb": 25, "available_gb": 22})";
+  }
+  std::string model;
+  std::string machine;
+};
+
+TEST(CliPlan, TheTableAndLaunchsChoiceComeFromOneFit) {
+  PlanCliFixture f;
+  const SmallBox box(f);
+  const json doc = f.plan_json({box.model, "--machine", box.machine});
+  const json& plan = doc["plan"];
+  ASSERT_TRUE(plan["launch"]["fits"]) << plan["launch"].dump();
+  EXPECT_TRUE(plan["launch"]["fitted"]) << "the fit lowered the prompt cache";
+  ASSERT_EQ(plan["what_fits"].size(), 4u);
+  for (const json& row : plan["what_fits"]) {
+    EXPECT_EQ(row["ctx_per_slot_f16"], 32768) << row.dump();
+    EXPECT_EQ(row["ctx_per_slot_q8_0"], 32768) << row.dump();
+  }
+  const auto text = f.plan({box.model, "--machine", box.machine});
+  EXPECT_EQ(text.exit_code, 0) << text.err << text.out;
+  EXPECT_EQ(text.out.find("none fits"), std::string::npos) << text.out;
+}
+
+// Without a bandwidth (a CPU machine, no probe saved) the ceiling says how to give one, and
+// offers only what exists here: plan's own --bandwidth, not a GPU bench this machine lacks.
+TEST(CliPlan, BandwidthGivesTheCeilingThatTheAdviceAsksFor) {
+  PlanCliFixture f;
+  const SmallBox box(f);
+  const json unknown = f.plan_json({box.model, "--machine", box.machine});
+  const json& missing = unknown["plan"]["decode_ceiling"];
+  EXPECT_FALSE(missing["available"]);
+  const std::string why = missing["missing"];
+  EXPECT_NE(why.find("give --bandwidth GBPS"), std::string::npos) << why;
+  EXPECT_EQ(why.find("quick-bench"), std::string::npos) << why;
+
+  const json given = f.plan_json({box.model, "--machine", box.machine, "--bandwidth", "50"});
+  const json& ceiling = given["plan"]["decode_ceiling"];
+  ASSERT_TRUE(ceiling["available"]) << ceiling.dump();
+  EXPECT_EQ(ceiling["bandwidth_bytes_per_second"], 50e9);
+  EXPECT_EQ(ceiling["bandwidth_source"], "--bandwidth");
+  const double bytes = ceiling["bytes_per_token"];
+  EXPECT_DOUBLE_EQ(ceiling["tps"].get<double>(), 50e9 / bytes);
+
+  const auto bad = f.plan({box.model, "--machine", box.machine, "--bandwidth", "0"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+}
+
 TEST(CliPlan, MachineErrorsAreUsageErrors) {
   PlanCliFixture f;
   const auto bad = f.dir.write("box.json", R"({"memory_gb": "lots"})");

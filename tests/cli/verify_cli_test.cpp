@@ -64,13 +64,14 @@ TEST(CliVerify, CleanServerTextMatchesGolden) {
   testing::expect_golden("verify-clean.txt", result.out);
 }
 
-// A CPU-only llama-server started by hand with -ngl 99 and its stderr in a file: its log (the
-// real CPU build's) says no GPU was found, and there is no NVML. Never a pass.
-TEST(CliVerify, CpuOnlyServerFailsTheGpuChecks) {
+// A CPU-only llama-server started by hand with -ngl 99 and its stderr in a file, on a machine
+// without an NVIDIA GPU (no driver entry, no NVML): the GPU checks K1 and K3 are not
+// applicable there (README), neither failed nor warned; the flags' own warnings remain.
+TEST(CliVerify, CpuOnlyMachineMarksTheGpuChecksNotApplicable) {
   testing::TempDir dir;
   const auto result = run_cli_on("verify-cpu-only", {"verify", "--server-help", server_help()},
                                  verify_env_with_state(dir));
-  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_EQ(result.exit_code, 0) << result.err;
   testing::expect_golden("verify-cpu-only.txt", result.out);
 }
 

@@ -87,6 +87,49 @@ TEST(CliWatch, AFloorAboveTheWarningIsAUsageError) {
   EXPECT_TRUE(contains(bad.out, "--warn")) << bad.out;
 }
 
+// A level MemAvailable can never reach (above MemTotal, here the replayed 120 GiB machine's)
+// is a usage error naming both figures, before anything is watched.
+TEST(CliWatch, AThresholdAboveTheMachinesMemoryIsAUsageError) {
+  WatchFixture f;
+  const CliResult result = run_binary({"watch", "--wait", "--once", "--warn", "200G", "--floor",
+                                       "100G", "--replay-meminfo", f.replay({40})});
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_TRUE(contains(result.out,
+                       "--warn 200.0 GiB is above this machine's memory (MemTotal "
+                       "120.0 GiB)"))
+      << result.out;
+  EXPECT_FALSE(contains(result.out, "watching:")) << result.out;
+}
+
+// `--once` is a check for scripts: below the floor it says so and fails (exit 1), and the
+// server runs on; only --act lets it stop the server.
+TEST(CliWatch, OnceBelowTheFloorReportsAndLeavesTheServerRunning) {
+  WatchFixture f;
+  const int pid = f.start();
+  ASSERT_GT(pid, 0);
+  const CliResult result = run_binary(
+      {"watch", "--once", "--warn", "12G", "--floor", "6G", "--replay-meminfo", f.replay({5.5})});
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_TRUE(contains(result.out,
+                       "floor: MemAvailable 5.5 GiB is below --floor 6.0 GiB: llama-server left "
+                       "running (a check: --act stops it)"))
+      << result.out;
+  EXPECT_FALSE(contains(result.out, "stopping")) << result.out;
+  EXPECT_FALSE(contains(result.out, "stopped:")) << result.out;
+  EXPECT_TRUE(process_alive(pid));
+  EXPECT_TRUE(std::filesystem::exists(f.paths.pid_file));
+  EXPECT_FALSE(contains(read_text(f.paths.log), "==== gb10tune watch:"));
+
+  const CliResult acted = run_binary({"watch", "--once", "--act", "--warn", "12G", "--floor", "6G",
+                                      "--replay-meminfo", f.replay({5.5})});
+  EXPECT_EQ(acted.exit_code, 1) << acted.out;
+  EXPECT_TRUE(
+      contains(acted.out, fmt::format("stopped: llama-server pid {} ended on SIGTERM", pid)))
+      << acted.out;
+  EXPECT_FALSE(process_alive(pid));
+  reap_watched(pid);
+}
+
 TEST(CliWatch, PlentyOfMemoryIsWatchedQuietly) {
   WatchFixture f;
   const int pid = f.start();

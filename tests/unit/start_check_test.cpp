@@ -87,6 +87,32 @@ TEST(StartCheck, AServerFarFromThePlanIsNotLearnedFrom) {
   EXPECT_NE(describe_start_check(unknown, plan).find("unknown"), std::string::npos);
 }
 
+// The figure: an idle server 9% above the plan's figure at load, within what batches
+// and the prompt cache may add. launch's check and verify's finding judge it with one function
+// and one tolerance (kPlanTolerancePercent) and say one verdict in the same words; launch does
+// not call a plan that holds a miss (it only does not learn a correction from it).
+TEST(StartCheck, LaunchAndVerifySayOneVerdictOnTheSameFigure) {
+  const MemoryPlan plan = default_profile_plan();
+  const ExpectedMemory expected = uncalibrated_memory(plan, PlanBackend::cpu);
+  const std::uint64_t rss = expected.at_load + expected.at_load * 9 / 100;
+  const StartCheck check = check_started_server(plan, PlanBackend::cpu, idle_reading(rss), 3, "t");
+  ASSERT_TRUE(check.judgement);
+  EXPECT_EQ(check.judgement->verdict, MemoryVerdict::matches);
+  EXPECT_FALSE(check.learn);
+  const std::string line = describe_start_check(check, plan);
+  EXPECT_EQ(line.rfind("memory: the memory plan matches the process: plan at load", 0), 0u) << line;
+  EXPECT_NE(line.find("error +9.0%"), std::string::npos) << line;
+  EXPECT_EQ(line.find("misses"), std::string::npos) << line;
+  EXPECT_NE(line.find("not recorded as calibration"), std::string::npos) << line;
+
+  // Far below: a miss, in both words.
+  const StartCheck low =
+      check_started_server(plan, PlanBackend::cpu, idle_reading(expected.at_load / 2), 3, "t");
+  const std::string far = describe_start_check(low, plan);
+  EXPECT_EQ(far.rfind("memory: the memory plan is far above the process: ", 0), 0u) << far;
+  EXPECT_NE(far.find("misses something"), std::string::npos) << far;
+}
+
 TEST(StartCheck, TheRunIsRecordedUnderItsKey) {
   testing::TempDir dir;
   const auto path = dir.path() / "calibration.json";

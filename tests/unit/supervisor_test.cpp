@@ -158,6 +158,30 @@ TEST(Supervisor, BelowTheFloorTheServerIsStoppedAndItsLogSaysWhy) {
   EXPECT_TRUE(rig.control.reaped.empty()) << "a server the watch did not start is not reaped";
 }
 
+// A check (watch --once without --act) reports the floor and fails, and asks nothing of the
+// control: no stop, no note in the server's log.
+TEST(Supervisor, ACheckReportsTheFloorAndLeavesTheServerAlone) {
+  SupervisorRig rig;
+  rig.available_gib = {5.5};
+  rig.options.max_samples = 1;
+  rig.options.act = false;
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::failed);
+  EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low", "floor"}));
+  EXPECT_TRUE(rig.first(EventKind::floor).check_only);
+  EXPECT_TRUE(rig.control.stops.empty());
+  EXPECT_TRUE(rig.control.log_notes.empty());
+}
+
+TEST(Supervisor, ACheckAboveTheFloorPassesEvenWhenLow) {
+  SupervisorRig rig;
+  rig.available_gib = {8};
+  rig.options.max_samples = 1;
+  rig.options.act = false;
+  EXPECT_EQ(rig.watch(rig.server(4242)), ExitCode::ok);
+  EXPECT_EQ(rig.kinds(), (std::vector<std::string>{"watching", "low"}));
+  EXPECT_TRUE(rig.control.stops.empty());
+}
+
 TEST(Supervisor, AServerWithoutALogPathInItsRecordGetsTheNoteInTheStateLog) {
   SupervisorRig rig;
   rig.available_gib = {5};

@@ -482,6 +482,20 @@ TEST(Verify, PlanVsMeasuredIsOkOnlyWithinTheToleranceOnBothSides) {
   EXPECT_NE(findings[1].evidence.find("holds more than the plan allowed"), std::string::npos);
 }
 
+// The same figure launch's check judges (LaunchAndVerifySayOneVerdictOnTheSameFigure): an idle
+// CPU server 9% above the plan at load, within what batches may add, is the same verdict here.
+TEST(Verify, PlanVsMeasuredSaysLaunchsVerdict) {
+  const ProcessSnapshot snapshot = cpu_process_of(1090ull << 20, 1086ull << 20);
+  Expectations expected = cpu_plan_of(2ull << 20, 3000ull << 20);
+  expected.on_demand_bytes = 2000ull << 20;  // at load 1000 MiB
+  const auto findings = check_memory(snapshot, gpu::NvmlReport{}, expected);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[1].severity, Severity::ok) << findings[1].evidence;
+  EXPECT_EQ(findings[1].summary, "the memory plan matches the process");
+  EXPECT_NE(findings[1].evidence.find("error +9.0%: more than at load"), std::string::npos)
+      << findings[1].evidence;
+}
+
 // A plan that was only an estimate (launch --force --overhead, unsupported architecture): the
 // measurement is shown, never judged ok, even when it is within the figure.
 TEST(Verify, PlanVsMeasuredNeverPassesAnEstimate) {
@@ -711,7 +725,11 @@ TEST(VerifyGpuEvidence, LayersFlagAloneIsNoEvidence) {
   EXPECT_EQ(confirmed.severity, Severity::ok) << confirmed.evidence;
 }
 
-TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
+// A machine without an NVIDIA GPU (no driver entry, no NVML; as the real CPU build of
+// llama-server was captured on): the GPU checks K1 and K3 do not apply there, whatever -ngl
+// asks and whatever the log says of layers "offloaded" (README: GPU advice is marked not
+// applicable, never applied blindly). Not applicable is not a warning: the rest decides.
+TEST(Verify, CpuOnlyMachineMarksTheGpuChecksNotApplicable) {
   Machine machine("verify-cpu-only");
   machine.services.read_log = [&](const std::string& path) -> Expected<std::string> {
     return testing::read_text(machine.root.resolve(path));
@@ -727,9 +745,40 @@ TEST(Verify, CpuOnlyServerFailsTheGpuChecks) {
   };
   const VerifyResult result = machine.run();
   ASSERT_EQ(result.servers.size(), 1u);
+  for (const char* id : {"device-memory-path", "all-layers-on-gpu"}) {
+    const Finding* finding = find(result, id);
+    ASSERT_NE(finding, nullptr) << id;
+    EXPECT_EQ(finding->severity, Severity::not_applicable) << id << ": " << finding->evidence;
+    EXPECT_EQ(finding->evidence.rfind("not applicable: this machine has no NVIDIA GPU", 0), 0u)
+        << finding->evidence;
+    EXPECT_TRUE(finding->fix.empty()) << finding->fix;
+  }
+  EXPECT_EQ(result.worst(), Severity::ok);
+}
+
+// The same server on a machine whose NVIDIA driver lists a GPU (NVML loaded, the server not on
+// it): a CPU build there leaves the GPU unused, and K1 and K3 fail as before.
+TEST(Verify, CpuBuildBesideAGpuStillFailsTheGpuChecks) {
+  Machine machine("verify-cpu-only");
+  machine.services.read_log = [&](const std::string& path) -> Expected<std::string> {
+    return testing::read_text(machine.root.resolve(path));
+  };
+  machine.services.nvml = [] {
+    gpu::NvmlReport nvml;
+    nvml.loaded = true;
+    return nvml;
+  };
+  machine.services.check_flags = [](const ProcessSnapshot&, const launch::LaunchRecord*) {
+    FlagsOutcome outcome;
+    Finding k1;
+    k1.id = "all-layers-on-gpu";
+    k1.fact = "K1";
+    outcome.findings.push_back(k1);
+    return outcome;
+  };
+  const VerifyResult result = machine.run();
   EXPECT_EQ(find(result, "device-memory-path")->severity, Severity::fail);
   EXPECT_EQ(find(result, "all-layers-on-gpu")->severity, Severity::fail);
-  EXPECT_EQ(result.worst(), Severity::fail);
 }
 
 // A rule its launch chose (launch's own settings, started with a warning) is the same ⚠ in

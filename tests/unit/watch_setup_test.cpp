@@ -169,5 +169,32 @@ TEST(WatchSetup, UnitFilesAreWrittenReadableByAllIntoTheirFolder) {
   EXPECT_EQ(refused.error().code, ExitCode::usage);
 }
 
+// A level at or above MemTotal can never be reached by MemAvailable: a usage error naming the
+// option, its size and MemTotal (a 25 GB machine given --warn 30G, as a new user did).
+TEST(WatchSetup, ALevelAboveTheMachinesMemoryIsAUsageError) {
+  const std::uint64_t total = 24'389'000'000ull;  // MemTotal of a "25 GB" machine
+  ThresholdChoice given;
+  given.warn = 30 * kSetupGiB;
+  given.floor = 25 * kSetupGiB;
+  const Status refused = thresholds_within_memory(given, total);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+  EXPECT_EQ(refused.error().message,
+            "--warn 30.0 GiB is above this machine's memory (MemTotal 22.7 GiB): MemAvailable "
+            "can never reach it, so the watch would act at the first sample; give --warn a size "
+            "below 22.7 GiB");
+  given.warn = 23 * kSetupGiB;
+  given.floor = 22'389'000'000ull;
+  EXPECT_EQ(thresholds_within_memory(given, 22'389'000'000ull).error().message.substr(0, 8),
+            "--warn 2");
+  given.warn.reset();
+  const Status floor = thresholds_within_memory(given, 22'389'000'000ull);
+  ASSERT_FALSE(floor);
+  EXPECT_EQ(floor.error().message.substr(0, 37), "--floor 20.9 GiB is all of this machi");
+  given.floor = 10 * kSetupGiB;
+  EXPECT_TRUE(thresholds_within_memory(given, total));
+  EXPECT_TRUE(thresholds_within_memory(ThresholdChoice{}, total)) << "defaults are not checked";
+}
+
 }  // namespace
 }  // namespace gb10tune::watch

@@ -86,6 +86,7 @@ struct LaunchPlan {
   plan::PlanConfig config;
   plan::CalibrationKey calibration_key;  // the triple a measurement of this server is for
   plan::MemoryPlan plan;
+  plan::PlanBudget budget;                // what the plan was checked against (the head's with RPC)
   std::optional<report::FitSummary> fit;  // nullopt: the fit did not run
   std::optional<report::RpcPreview> rpc;  // the workers and the plan per node; nullopt: none
 };

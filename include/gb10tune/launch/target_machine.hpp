@@ -33,7 +33,12 @@ struct TargetMachine {
   bool gb10_cpu = false;                    // the GB10's CPU (10 Cortex-X925 + 10 Cortex-A725)
   std::uint32_t nodes = 1;                  // machines over RPC (gb10x2: 2)
   std::vector<DescribedGpu> discrete_gpus;  // a description's GPUs with memory of their own
+  bool benchable = false;  // this machine, whose NVIDIA driver lists a GPU: probe can measure it
 };
+
+// Takes `gbps` (GB/s, > 0) as the decode path's read bandwidth of `machine` (plan's
+// --bandwidth), in place of the description's or the saved probe's.
+void give_bandwidth(TargetMachine& machine, double gbps);
 
 // GB10's facts (DESIGN.md K1, K19): 121 GB of unified memory (MemTotal 118164064 kB), of which
 // an idle machine shows about 112.5 GB MemAvailable, 237 GB/s read on the device path, GB10's

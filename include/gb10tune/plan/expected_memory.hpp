@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gb10tune/plan/memory_plan.hpp"
 
@@ -57,6 +58,11 @@ enum class MemoryVerdict {
   above,    // over the ceiling by more than the tolerance: the plan is too small
   below,    // under the figure at load by more than the tolerance: the plan is far above
 };
+
+// The verdict in words, the same in launch's check of the server it started and in verify's
+// plan-vs-measured finding: "the memory plan matches the process", "the process holds more
+// than its memory plan", "the memory plan is far above the process".
+std::string_view memory_verdict_summary(MemoryVerdict verdict);
 
 // A measurement against expected memory.
 struct MemoryJudgement {

@@ -10,10 +10,11 @@
 
 namespace gb10tune::server {
 
-// How bad a finding is.
-enum class Severity { ok, warn, fail };
+// How bad a finding is. not_applicable: the fact does not apply to this machine (a GPU check
+// where there is no GPU); said so, and better than ok when findings are weighed.
+enum class Severity { ok, warn, fail, not_applicable };
 
-// "ok", "warn", "fail".
+// "ok", "warn", "fail", "not-applicable".
 std::string_view severity_name(Severity severity);
 
 // One rule's verdict on one server.

@@ -3,6 +3,7 @@
 // fix). They print nothing and read nothing but their arguments.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -169,6 +170,16 @@ std::vector<Finding> check_device_memory(const ProcessSnapshot& snapshot,
 // naming what is missing. Findings with other ids are left alone.
 void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::NvmlReport& nvml,
                         int pid, const Expectations& expected);
+
+// Why the GPU checks (K1 all-layers-on-gpu, K3 device-memory-path) do not apply on this
+// machine: it has no NVIDIA GPU (`gpu_seen` false: its driver lists none in
+// /proc/driver/nvidia/gpus and it is not a GB10; and NVML did not load). nullopt when they
+// apply.
+std::optional<std::string> gpu_checks_not_applicable(bool gpu_seen, const gpu::NvmlReport& nvml);
+
+// Marks the GPU checks among `findings` not applicable (severity, no fix), `why` leading their
+// evidence and what they saw kept after it. Other findings are left alone.
+void mark_gpu_checks_not_applicable(std::vector<Finding>& findings, const std::string& why);
 
 // Check 4: /health, then /props and /slots against `expected`. `url` names the server in the
 // evidence. What /props and /slots answered is stored in `answers` when it is given.

@@ -33,6 +33,9 @@ struct SupervisorOptions {
   double grace_s = 10;            // from SIGTERM to SIGKILL when the floor stops the server
   bool wait = false;              // with no server left, wait for the next launch instead of ending
   std::uint64_t max_samples = 0;  // end after this many samples; 0: never
+  // Carry out what the events ask (the stop below the floor, restarts). false: a check
+  // (`--once` without `--act`) that reports the floor, fails, and leaves the server alone.
+  bool act = true;
 };
 
 // What the supervisor reads and acts through. `control` and `clock` must outlive it.
@@ -65,10 +68,10 @@ class Supervisor {
 
   // Watches `first` (none: waits for a launch), sampling at 0, interval, 2 × interval, … until
   // the watch ends, and returns its exit code: ok once max_samples were taken with a server
-  // running or the server was stopped with `gb10tune stop`; failed when the floor stopped it or
-  // it exited (without restarts), or restarts were given up; server_failed when they were
-  // given up after a failed start; interrupted on SIGINT or SIGTERM (the server runs on). An
-  // Error (ExitCode::failed) when MemAvailable cannot be read.
+  // running or the server was stopped with `gb10tune stop`; failed when the floor stopped it
+  // (or, without `act`, was crossed) or it exited (without restarts), or restarts were given up;
+  // server_failed when they were given up after a failed start; interrupted on SIGINT or SIGTERM
+  // (the server runs on). An Error (ExitCode::failed) when MemAvailable cannot be read.
   Expected<ExitCode> run(std::optional<launch::RunningServer> first);
 
  private:
@@ -102,6 +105,7 @@ class Supervisor {
   std::unique_ptr<Restart> m_restart;           // a restart under way
   std::set<int> m_children;                     // servers this watch started (it must reap them)
   bool m_last_start_failed = false;
+  bool m_floor_crossed = false;  // without `act`: a sample was below the floor
 };
 
 }  // namespace gb10tune::watch

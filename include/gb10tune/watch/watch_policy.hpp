@@ -74,10 +74,11 @@ struct Event {
   std::optional<std::uint64_t> server_rss_bytes;
   std::optional<std::uint64_t> server_gpu_bytes;
   std::vector<gpu::GpuReading> gpus;  // the sample's GPU sensors (none: not sampled, no NVML)
-  int attempt = 0;      // restart, restart_failed, restarted, gave_up: the attempt number
-  double delay_s = 0;   // restart: the back-off waited before this attempt
-  int pid = 0;          // filled by the caller
-  std::string message;  // filled by the caller (why, how)
+  int attempt = 0;          // restart, restart_failed, restarted, gave_up: the attempt number
+  double delay_s = 0;       // restart: the back-off waited before this attempt
+  int pid = 0;              // filled by the caller
+  bool check_only = false;  // floor: reported by a check that leaves the server alone (caller)
+  std::string message;      // filled by the caller (why, how)
 };
 
 // The state machine. Feed every sample to observe(); act on `floor` (stop) and `restart`

@@ -33,6 +33,11 @@ std::uint64_t recorded_reserve(const launch::LaunchRecord* record);
 Expected<Thresholds> resolve_thresholds(const ThresholdChoice& given,
                                         const launch::LaunchRecord* record);
 
+// A usage Error when a level given (--warn, then --floor) is at or above `mem_total_bytes`
+// (MemTotal): MemAvailable never reaches it, so the watch would warn or stop at once. Names the
+// option, its size and MemTotal.
+Status thresholds_within_memory(const ThresholdChoice& given, std::uint64_t mem_total_bytes);
+
 // The restart policy of the options; the back-off's cap is at least the first delay.
 RestartPolicy restart_policy(bool enabled, double first_delay_s, double max_delay_s,
                              int max_attempts);

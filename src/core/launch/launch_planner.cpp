@@ -259,6 +259,7 @@ Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& contex
   if (!d.endpoints.empty()) {
     head = take_head_budget(*budget, p.config, d.inputs.gb10);
   }
+  p.budget = *budget;
   auto plan = make_launch_plan(d.model, p.config, *budget, d.settings, d.inputs.gb10);
   if (!plan) {
     return plan.error();

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gb10tune/bench/server_bench_setup.hpp"
+#include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/sys/meminfo.hpp"
 #include "gb10tune/util/json_field.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -192,10 +193,16 @@ Expected<TargetMachine> this_machine(const platform::Sysroot& root,
     m.bandwidth_bytes_per_second = *bandwidth;
     m.bandwidth_source = "the saved probe's cudaMalloc read";
   }
+  m.benchable = sys::nvidia_gpu_count(root) > 0;
   return m;
 }
 
 }  // namespace
+
+void give_bandwidth(TargetMachine& machine, double gbps) {
+  machine.bandwidth_bytes_per_second = gbps * 1e9;
+  machine.bandwidth_source = "--bandwidth";
+}
 
 TargetMachine gb10_machine() {
   TargetMachine m;

@@ -10,6 +10,7 @@
 
 #include "gb10tune/bench/roofline.hpp"
 #include "gb10tune/gguf/ggml_type.hpp"
+#include "gb10tune/launch/launch_fit.hpp"
 #include "gb10tune/plan/decode_reads.hpp"
 
 namespace gb10tune::launch {
@@ -52,10 +53,36 @@ Expected<std::uint64_t> largest_over_nodes(LaunchRequest request, const PlannerC
   return low * 256;
 }
 
-// The largest context per slot that fits with `slots` slots and cache type `type`.
+// The largest context per slot of `planned` (a row's plan at the training context, which does
+// not fit) that launch's fit finds with the row's slots and cache types kept: the context per
+// slot and, as launch's fit may (its setting `fit_mode`, the prompt cache's source), the prompt
+// cache lowered in the profile's fit_priority order. 0 when nothing fits.
+Expected<std::uint64_t> largest_by_the_fit(const LaunchPlan& planned, std::string_view fit_mode) {
+  const LaunchDraft& d = planned.draft;
+  const auto* kvu = d.flags.find("-kvu");
+  const bool build_has_kvu = kvu != nullptr && !kvu->removed();
+  plan::FitRequest request =
+      launch_fit_request(d.settings, d.built.command, planned.config, build_has_kvu);
+  const auto at = [](plan::FitKnob knob) { return static_cast<std::size_t>(knob); };
+  request.adjustable[at(plan::FitKnob::ctx_per_slot)] = true;  // what the cell searches
+  request.adjustable[at(plan::FitKnob::slots)] = false;        // the row's
+  if (fit_mode == "on") {
+    request.adjustable[at(plan::FitKnob::cache_ram)] = d.settings.integer("cache_ram_mib") >= 0;
+  }
+  const auto fitted = plan::fit_plan(d.model, request, planned.budget);
+  if (!fitted) {
+    return fitted.error().code == ExitCode::memory_refused ? Expected<std::uint64_t>(0)
+                                                           : fitted.error();
+  }
+  return fitted->chosen.ctx_per_slot;
+}
+
+// The largest context per slot that fits with `slots` slots and cache type `type`: with the
+// fit on (`fit_mode` auto or on, not --force) what launch's fit finds (largest_by_the_fit),
+// else the plan as it is.
 Expected<std::uint64_t> largest_context(LaunchRequest request, const PlannerContext& context,
                                         std::uint32_t slots, std::string_view type,
-                                        std::uint64_t training) {
+                                        std::uint64_t training, std::string_view fit_mode) {
   request.values["slots"] = slots;
   request.values["ctx_per_slot"] = training;
   request.values["cache_type_k"] = std::string(type);
@@ -77,6 +104,9 @@ Expected<std::uint64_t> largest_context(LaunchRequest request, const PlannerCont
   }
   if (p.fits) {
     return training;
+  }
+  if (fit_mode != "off" && !request.force) {
+    return largest_by_the_fit(*planned, fit_mode);
   }
   // With one pool for all slots (-kvu) the planner's search sizes the pool: each slot's share
   // is a slots-th of it, in whole 256-cell steps as -c is padded.
@@ -126,6 +156,17 @@ DecodeCeiling decode_ceiling(std::uint64_t bytes_per_token, const TargetMachine&
   c.bandwidth_source = machine.bandwidth_source;
   c.available = roof.available;
   c.missing = roof.missing;
+  if (!roof.available && bytes_per_token > 0 && machine.bandwidth_bytes_per_second <= 0) {
+    // What this command takes (the roofline's own advice is bench server's): a bench only
+    // where this machine has a GPU to run it on.
+    c.missing = fmt::format(
+        "the decode path's read bandwidth is unknown: give --bandwidth GBPS (the GPU's memory "
+        "bandwidth; for a CPU build, the memory's){}{}",
+        machine.live ? "" : " or bandwidth_gbps in the machine's description",
+        machine.benchable
+            ? ", or run `gb10tune probe --quick-bench` once on this machine (its result is saved)"
+            : "");
+  }
   c.tps = roof.ceiling_tps;
   if (roof.available && mtp) {
     c.mtp_low_tps = roof.ceiling_tps * kMtpMeanAcceptedLow;
@@ -249,7 +290,8 @@ Expected<WhatFits> plan_what_fits(const LaunchRequest& request, const PlannerCon
     WhatFitsRow row;
     row.slots = slots;
     for (const auto& [type, cell] : {std::pair{"f16", &row.ctx_f16}, {"q8_0", &row.ctx_q8_0}}) {
-      auto ctx = largest_context(request, context, slots, type, out.training_context);
+      auto ctx = largest_context(request, context, slots, type, out.training_context,
+                                 chosen->draft.settings.text("fit"));
       if (!ctx) {
         const std::string note = fmt::format("KV {}: {}", type, ctx.error().message);
         if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) {

@@ -45,6 +45,18 @@ ExpectedMemory expected_memory(const MemoryPlan& plan, PlanBackend backend) {
   return expected;
 }
 
+std::string_view memory_verdict_summary(MemoryVerdict verdict) {
+  switch (verdict) {
+    case MemoryVerdict::above:
+      return "the process holds more than its memory plan";
+    case MemoryVerdict::below:
+      return "the memory plan is far above the process";
+    case MemoryVerdict::matches:
+      break;
+  }
+  return "the memory plan matches the process";
+}
+
 MemoryJudgement judge_memory(const ExpectedMemory& expected, std::uint64_t measured,
                              std::optional<std::uint64_t> peak, const std::string& how,
                              const std::string& at_load_note) {

@@ -66,11 +66,20 @@ StartCheck check_started_server(const MemoryPlan& plan, PlanBackend backend,
   check.uncalibrated_error_percent = error_percent(check.uncalibrated.at_load, measured);
   check.learn = run.within_tolerance();
   if (!check.learn) {
-    check.not_learned_because = fmt::format(
-        "the idle server is {:+.1f}% off the plan's figure at load without calibration, more "
-        "than the {:.0f}% a correction may come from: the plan misses something that a constant "
-        "would not fix",
-        check.uncalibrated_error_percent, kPlanTolerancePercent);
+    // Said with the verdict verify gives the same figure (judge_memory's): a plan that holds
+    // is never called a miss here.
+    check.not_learned_because =
+        check.judgement->verdict == MemoryVerdict::matches
+            ? fmt::format(
+                  "the idle server is {:+.1f}% off the plan's figure at load without "
+                  "calibration: the plan holds (the verdict above, verify's too), but a "
+                  "correction is learned only from a run within {:.0f}% of that figure",
+                  check.uncalibrated_error_percent, kPlanTolerancePercent)
+            : fmt::format(
+                  "the idle server is {:+.1f}% off the plan's figure at load without "
+                  "calibration, more than the {:.0f}% a correction may come from: the plan "
+                  "misses something that a constant would not fix",
+                  check.uncalibrated_error_percent, kPlanTolerancePercent);
   }
   return check;
 }
@@ -87,7 +96,8 @@ std::string describe_start_check(const StartCheck& check, const MemoryPlan& plan
         format_bytes(*m.measured_bytes), m.how, format_bytes(plan.load_bytes()),
         format_bytes(plan.overhead_bytes));
   }
-  std::string line = "memory: " + check.judgement->evidence;
+  std::string line = fmt::format("memory: {}: {}", memory_verdict_summary(check.judgement->verdict),
+                                 check.judgement->evidence);
   if (plan.calibration_bytes != 0) {
     line += fmt::format(" (without the calibration {:+.1f}%)", check.uncalibrated_error_percent);
   }

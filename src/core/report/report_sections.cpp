@@ -212,6 +212,9 @@ std::string severity_mark(const std::string& severity) {
   if (severity == "warn") {
     return "⚠";
   }
+  if (severity == "not-applicable") {
+    return "–";
+  }
   return severity == "fail" ? "✘" : "·";
 }
 

@@ -17,6 +17,8 @@ std::string mark(Severity severity, const TextStyle& style) {
       return style.yellow("⚠");
     case Severity::fail:
       return style.red("✘");
+    case Severity::not_applicable:
+      return style.dim("–");
   }
   return "?";
 }
@@ -25,7 +27,8 @@ void render_finding(const Finding& finding, const TextStyle& style, std::string&
   const std::string fact = finding.fact.empty() ? "" : style.dim(" [" + finding.fact + "]");
   out += fmt::format("  {} {}{}: {}\n", mark(finding.severity, style), finding.summary, fact,
                      finding.evidence);
-  if (finding.severity != Severity::ok && !finding.fix.empty()) {
+  if ((finding.severity == Severity::warn || finding.severity == Severity::fail) &&
+      !finding.fix.empty()) {
     out += fmt::format("      fix: {}\n", finding.fix);
   }
 }
@@ -34,8 +37,22 @@ struct Counts {
   int ok = 0;
   int warn = 0;
   int fail = 0;
+  int not_applicable = 0;
   void add(Severity severity) {
-    (severity == Severity::ok ? ok : severity == Severity::warn ? warn : fail) += 1;
+    switch (severity) {
+      case Severity::ok:
+        ++ok;
+        break;
+      case Severity::warn:
+        ++warn;
+        break;
+      case Severity::fail:
+        ++fail;
+        break;
+      case Severity::not_applicable:
+        ++not_applicable;
+        break;
+    }
   }
 };
 
@@ -122,10 +139,13 @@ std::string render_verify_text(const verify::VerifyResult& result, bool strict,
   }
   const int code = verify_exit_code(result, strict);
   const std::string verdict = code == 0 ? style.green("PASS") : style.red("FAIL");
-  out += fmt::format("verify: {} — {} server{} checked: {} ok, {} warning{}, {} failed{}\n",
-                     verdict, result.servers.size(), result.servers.size() == 1 ? "" : "s",
-                     counts.ok, counts.warn, counts.warn == 1 ? "" : "s", counts.fail,
-                     strict && counts.warn > 0 ? " (--strict: warnings fail)" : "");
+  out += fmt::format(
+      "verify: {} — {} server{} checked: {} ok, {}{} warning{}, {} failed{}\n", verdict,
+      result.servers.size(), result.servers.size() == 1 ? "" : "s", counts.ok,
+      counts.not_applicable > 0 ? fmt::format("{} not applicable, ", counts.not_applicable)
+                                : std::string(),
+      counts.warn, counts.warn == 1 ? "" : "s", counts.fail,
+      strict && counts.warn > 0 ? " (--strict: warnings fail)" : "");
   return out;
 }
 

@@ -266,6 +266,8 @@ std::string_view severity_name(Severity severity) {
       return "warn";
     case Severity::fail:
       return "fail";
+    case Severity::not_applicable:
+      return "not-applicable";
   }
   return "?";
 }

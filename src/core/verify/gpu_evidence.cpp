@@ -209,4 +209,25 @@ void confirm_gpu_layers(Finding& finding, const GpuLogEvidence* log, const gpu::
             "or with gb10tune launch so that verify knows the model's size";
 }
 
+std::optional<std::string> gpu_checks_not_applicable(bool gpu_seen, const gpu::NvmlReport& nvml) {
+  if (gpu_seen || nvml.loaded) {
+    return std::nullopt;
+  }
+  return std::string(
+      "not applicable: this machine has no NVIDIA GPU (its driver lists none in "
+      "/proc/driver/nvidia/gpus and NVML is not loaded), so the model is in host memory as on "
+      "any CPU-only machine");
+}
+
+void mark_gpu_checks_not_applicable(std::vector<Finding>& findings, const std::string& why) {
+  for (Finding& finding : findings) {
+    if (finding.id != "all-layers-on-gpu" && finding.id != "device-memory-path") {
+      continue;
+    }
+    finding.severity = Severity::not_applicable;
+    finding.evidence = finding.evidence.empty() ? why : why + "; seen: " + finding.evidence;
+    finding.fix.clear();
+  }
+}
+
 }  // namespace gb10tune::verify

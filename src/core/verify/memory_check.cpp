@@ -59,19 +59,18 @@ Finding plan_vs_measured(const ProcessSnapshot& snapshot, const gpu::NvmlReport&
                         format_bytes(expected.projector_bytes))
           : std::string());
   finding.evidence = judged.evidence;
+  finding.summary = std::string(plan::memory_verdict_summary(judged.verdict));
   switch (judged.verdict) {
     case plan::MemoryVerdict::matches:
       break;
     case plan::MemoryVerdict::above:
       finding.severity = Severity::warn;
-      finding.summary = "the process holds more than its memory plan";
       finding.fix =
           "raise --overhead by the difference and launch again (launch learns a calibration "
           "only from runs within 5% of the plan)";
       break;
     case plan::MemoryVerdict::below:
       finding.severity = Severity::warn;
-      finding.summary = "the memory plan is far above the process";
       if (!expected.on_demand_bytes && backend == plan::PlanBackend::cpu) {
         finding.evidence +=
             "; the launch record (an older gb10tune) does not say which part of the plan a CPU "

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "gb10tune/plan/calibration.hpp"
+#include "gb10tune/plan/expected_memory.hpp"
 #include "gb10tune/rpc/node_log.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -16,7 +17,8 @@ namespace {
 using server::Finding;
 using server::Severity;
 
-constexpr double kNodeTolerancePercent = 5.0;
+// A node's figure against its plan: launch's and verify's one tolerance.
+constexpr double kNodeTolerancePercent = plan::kPlanTolerancePercent;
 
 // The node plan as recorded (names, devices, load figures): enough to read the log per node.
 rpc::NodePlan rpc_recorded_nodes(const launch::RecordedRpc& rpc) {

@@ -6,6 +6,7 @@
 
 #include "gb10tune/launch/rule_verdict.hpp"
 #include "gb10tune/platform/proc_files.hpp"
+#include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -13,8 +14,13 @@ namespace gb10tune::verify {
 
 namespace {
 
+// not_applicable < ok < warn < fail.
+int rank(Severity severity) {
+  return severity == Severity::not_applicable ? -1 : static_cast<int>(severity);
+}
+
 Severity worse(Severity a, Severity b) {
-  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+  return rank(a) >= rank(b) ? a : b;
 }
 
 Severity worst_of(const std::vector<Finding>& findings) {
@@ -436,7 +442,7 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     }
     const GpuLogEvidence* gpu_evidence = gpu_log ? &*gpu_log : nullptr;
 
-    report.groups.push_back({"memory", check_memory(snapshot, *nvml, expected, gpu_evidence)});
+    std::vector<Finding> memory = check_memory(snapshot, *nvml, expected, gpu_evidence);
     for (Finding& finding : flags.findings) {
       confirm_gpu_layers(finding, gpu_evidence, *nvml, report.pid, expected);
       if (target.record != nullptr) {
@@ -445,6 +451,15 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
         launch::note_launch_action(finding, launch::recorded_action(*target.record, finding.id));
       }
     }
+    // No GPU here (and no RPC workers holding layers): GPU advice is not applied blindly.
+    const bool rpc_head = target.record != nullptr && target.record->planned.rpc;
+    const bool gpu_seen =
+        sys::nvidia_gpu_count(*services.root) > 0 || sys::is_gb10_machine(*services.root);
+    if (const auto why = gpu_checks_not_applicable(gpu_seen, *nvml); why && !rpc_head) {
+      mark_gpu_checks_not_applicable(memory, *why);
+      mark_gpu_checks_not_applicable(flags.findings, *why);
+    }
+    report.groups.push_back({"memory", std::move(memory)});
     report.groups.push_back({"flags", std::move(flags.findings)});
     // A head launched with --rpc: its workers, without disturbing them.
     if (target.record != nullptr && target.record->planned.rpc) {

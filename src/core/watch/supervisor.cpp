@@ -275,6 +275,14 @@ std::optional<ExitCode> Supervisor::handle(const Event& event, double t_s) {
         m_restart->start->abort();
         return std::nullopt;
       }
+      if (!m_options.act) {
+        // A check: said and counted, nothing signalled (the server runs on).
+        Event reported = event;
+        reported.check_only = true;
+        emit(reported);
+        m_floor_crossed = true;
+        return handle_all(m_policy.stop_done(t_s, false), t_s);
+      }
       emit(event);
       if (!m_server) {
         return handle_all(m_policy.stop_done(t_s, false), t_s);  // nothing known to stop
@@ -423,7 +431,7 @@ Expected<ExitCode> Supervisor::run(std::optional<launch::RunningServer> first) {
       return *end;
     }
   }
-  return m_server ? ExitCode::ok : ExitCode::failed;
+  return m_server && !m_floor_crossed ? ExitCode::ok : ExitCode::failed;
 }
 
 }  // namespace gb10tune::watch

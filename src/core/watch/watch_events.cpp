@@ -55,6 +55,12 @@ std::string watch_event_body(const Event& e) {
       return fmt::format("MemAvailable {} is back at {} (--warn plus the hysteresis){}", available,
                          threshold, server);
     case EventKind::floor:
+      if (e.check_only) {
+        return fmt::format(
+            "MemAvailable {} is below --floor {}: llama-server left running (a check: --act "
+            "stops it){}{}",
+            available, threshold, server, note);
+      }
       return fmt::format("MemAvailable {} is below --floor {}: stopping llama-server{}{}",
                          available, threshold, server, note);
     case EventKind::exited:

@@ -51,6 +51,21 @@ Expected<Thresholds> resolve_thresholds(const ThresholdChoice& given,
   return Thresholds{warn, floor, hysteresis};
 }
 
+Status thresholds_within_memory(const ThresholdChoice& given, std::uint64_t mem_total_bytes) {
+  for (const auto& [option, level] : {std::pair{"--warn", given.warn}, {"--floor", given.floor}}) {
+    if (level && *level >= mem_total_bytes) {
+      return Error{
+          fmt::format("{} {} is {} this machine's memory (MemTotal {}): "
+                      "MemAvailable can never reach it, so the watch would act at the "
+                      "first sample; give {} a size below {}",
+                      option, format_bytes(*level), *level > mem_total_bytes ? "above" : "all of",
+                      format_bytes(mem_total_bytes), option, format_bytes(mem_total_bytes)),
+          ExitCode::usage};
+    }
+  }
+  return {};
+}
+
 RestartPolicy restart_policy(bool enabled, double first_delay_s, double max_delay_s,
                              int max_attempts) {
   RestartPolicy restart;
