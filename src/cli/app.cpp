@@ -84,6 +84,7 @@ std::unique_ptr<CommandLine> make_command_line() {
                                          {ExitCode::memory_refused},
                                          {ExitCode::no_gpu},
                                          {ExitCode::server_failed},
+                                         {ExitCode::not_started},
                                          {ExitCode::interrupted},
                                          {ExitCode::terminated}});
   app.footer(std::string(kFooter) + "\n" + footer);
