@@ -9,6 +9,8 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/report/document.hpp"
+#include "gb10tune/util/spelling.hpp"
+#include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
 #include "launch_command.hpp"
 #include "plan_command.hpp"
@@ -58,6 +60,61 @@ std::string command_words(const CLI::App& app, int argc, const char* const* argv
   return words;
 }
 
+// The deepest command argv names (the app itself when none).
+const CLI::App* named_command(const CLI::App& app, int argc, const char* const* argv) {
+  const CLI::App* current = &app;
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    for (const CLI::App* sub : current->get_subcommands({})) {
+      if (sub->get_name() == argv[i]) {
+        current = sub;
+        break;
+      }
+    }
+  }
+  return current;
+}
+
+// "did you mean" lines for the arguments CLI11 did not expect (its ExtrasError message lists
+// them after the colon): an option is matched against `command`'s visible option names, a word
+// against its visible subcommands.
+std::string suggestions(const CLI::App& command, const std::string& message) {
+  const auto colon = message.find(": ");
+  if (colon == std::string::npos) {
+    return "";
+  }
+  std::vector<std::string> options;
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->get_group().empty()) {
+      continue;  // hidden
+    }
+    for (const std::string& name : option->get_lnames()) {
+      options.push_back("--" + name);
+    }
+    for (const std::string& name : option->get_snames()) {
+      options.push_back("-" + name);
+    }
+  }
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : command.get_subcommands({})) {
+    if (!sub->get_group().empty()) {
+      commands.push_back(sub->get_name());
+    }
+  }
+  std::string out;
+  const std::string listed = message.substr(colon + 2);
+  for (const std::string_view word : split(listed, ' ')) {
+    const std::string_view name = word.substr(0, word.find('='));
+    const bool dashed = starts_with(name, "-");
+    if (name.empty() || (!dashed && commands.empty())) {
+      continue;
+    }
+    if (const auto near = closest_name(name, dashed ? options : commands)) {
+      out += fmt::format("gb10tune: {}: did you mean {}?\n", name, *near);
+    }
+  }
+  return out;
+}
+
 // Whether argv asks for --json (before any "--", after which arguments are llama-server's).
 bool json_asked(int argc, const char* const* argv) {
   for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
@@ -84,6 +141,7 @@ std::unique_ptr<CommandLine> make_command_line() {
                                          {ExitCode::memory_refused},
                                          {ExitCode::no_gpu},
                                          {ExitCode::server_failed},
+                                         {ExitCode::not_started},
                                          {ExitCode::interrupted},
                                          {ExitCode::terminated}});
   app.footer(std::string(kFooter) + "\n" + footer);
@@ -113,6 +171,9 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
     const int rc = app.exit(e, out, err);
     *ctx.out << out.str();
     *ctx.err << err.str();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      *ctx.err << suggestions(*named_command(app, argc, argv), e.what());
+    }
     if (rc == 0) {
       return to_int(ExitCode::ok);  // --help
     }

@@ -149,21 +149,24 @@ Runner setup_bench(CLI::App& app) {
   sub->add_option("--size", options->size, "Bytes per buffer (default 1G; at least 4x L2)")
       ->option_text("SIZE");
   sub->add_option("--samples", options->samples, "Measured (timed) runs per case (default 10)")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_range(1, 100000))
+      ->option_text("N");
   sub->add_option("--warmup", options->warmup,
                   "Exactly this many untimed runs first (default: until the run time is steady, "
                   "at least 3)")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_range(1, 100000))
+      ->option_text("N");
   sub->add_option("--peak", options->peak_gbps,
                   "Nominal memory bandwidth in GB/s (default: from the device table)")
-      ->check(finite_range(0.001, 1e6));
+      ->check(finite_range(0.001, 1e6))
+      ->option_text("GBPS");
   sub->add_option("--reserve", options->reserve,
                   "Host memory kept for the system (default 12GB): host buffers never exceed "
                   "MemAvailable minus this")
       ->option_text("SIZE");
   sub->add_option("--cuda-device", options->device,
                   "The CUDA device to measure, by index (default 0)")
-      ->check(CLI::Range(0, 1023))
+      ->check(integer_range(0, 1023))
       ->option_text("N");
   // --device is llama.cpp's device list (rpc start); here it was the CUDA index.
   keep_renamed(

@@ -177,16 +177,20 @@ Runner setup_bench_server(CLI::App& bench) {
       ->option_text("FILE");
   sub->add_option("--samples", options->samples,
                   "Measured rounds per concurrency level (default: one per workload request)")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_range(1, 100000))
+      ->option_text("N");
   sub->add_option("--warmup", options->warmup, "Rounds run first and discarded (default 1)")
-      ->check(CLI::Range(0, 1000));
+      ->check(integer_range(0, 1000))
+      ->option_text("N");
   sub->add_option("--concurrency", options->concurrency,
                   "Parallel sessions, one level or a list such as 1,2,3 (default 1)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 256));
+      ->check(integer_range(1, 256))
+      ->option_text("N");
   sub->add_option("--bandwidth", options->bandwidth_gbps,
                   "Device bandwidth in GB/s for the ceiling (default: the saved probe result)")
-      ->check(finite_range(0.001, 1e6));
+      ->check(finite_range(0.001, 1e6))
+      ->option_text("GBPS");
   sub->add_option("--model", options->model,
                   "The served GGUF, for the bytes read per token (default: the launch record)")
       ->option_text("FILE");
@@ -198,7 +202,8 @@ Runner setup_bench_server(CLI::App& bench) {
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_seconds,
                   "Seconds to wait for the answer to one request (default 600)")
-      ->check(finite_range(0.001, 86400.0));
+      ->check(finite_range(0.001, 86400.0))
+      ->option_text("SECONDS");
   sub->add_option("--save", options->save,
                   "Also save the result as NAME under the state directory, for bench compare")
       ->option_text("NAME");

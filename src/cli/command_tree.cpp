@@ -38,7 +38,15 @@ manual::CommandEntry describe_app(const CLI::App& app, std::vector<std::string> 
       continue;  // hidden
     }
     if (!option->nonpositional()) {
-      entry.positionals.push_back(option->get_name(true));
+      std::string word =
+          option->get_option_text().empty() ? option->get_name(true) : option->get_option_text();
+      if (option->get_expected_max() > 1) {
+        word += "...";
+      }
+      if (option->get_description().starts_with("After --")) {
+        word = "-- " + word;  // launch's llama-server arguments
+      }
+      entry.positionals.push_back(option->get_required() ? word : "[" + word + "]");
       continue;
     }
     entry.options.push_back(describe_option(*option));

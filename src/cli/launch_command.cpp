@@ -248,6 +248,8 @@ Runner setup_launch(CLI::App& app) {
            {ExitCode::server_failed,
             "the server failed to start or become ready (also an RPC worker that does not "
             "answer)"},
+           {ExitCode::not_started,
+            "nothing was started: the server's port is taken (checked by binding it first)"},
            {ExitCode::interrupted, "interrupted (SIGINT), the server stopped"},
            {ExitCode::terminated, "terminated (SIGTERM), the server stopped"}}));
   return [o](Context& ctx) { return run(*o, ctx); };

@@ -22,7 +22,25 @@ CLI::Validator finite_range(double min, double max, std::string hidden_name) {
         }
         return {};
       },
-      fmt::format("NUMBER in [{} - {}]", min, max));
+      "");  // --help shows the option's value text (SECONDS, GBPS), not "FLOAT:NUMBER in […]"
+}
+
+CLI::Validator integer_range(std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& input) -> std::string {
+        std::int64_t value = 0;
+        const char* end = input.data() + input.size();
+        const auto [stop, ec] = std::from_chars(input.data(), end, value);
+        if (ec == std::errc::result_out_of_range ||
+            (ec == std::errc{} && stop == end && (value < min || value > max))) {
+          return fmt::format("{} is out of range; give an integer from {} to {}", input, min, max);
+        }
+        if (ec != std::errc{} || stop != end) {
+          return fmt::format("{} is not a number; give an integer from {} to {}", input, min, max);
+        }
+        return {};
+      },
+      "");
 }
 
 }  // namespace gb10tune::cli

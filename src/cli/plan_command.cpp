@@ -8,6 +8,7 @@
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
+#include "gb10tune/launch/model_discovery.hpp"
 #include "gb10tune/launch/plan_model.hpp"
 #include "gb10tune/launch/target_machine.hpp"
 #include "gb10tune/launch/what_fits.hpp"
@@ -46,7 +47,7 @@ http::RemoteOptions remote_options(const PlanOptions& o, Context& ctx, LinePrint
   }
   remote.progress = [&printer](std::uint64_t fetched, std::uint64_t size) {
     printer.status(fmt::format("gb10tune plan: reading the header: {} of {}", format_bytes(fetched),
-                               format_bytes_si(size)));
+                               format_bytes(size)));
   };
   return remote;
 }
@@ -94,7 +95,48 @@ launch::PlannerContext plan_context(Context& ctx, const launch::TargetMachine& m
   return context;
 }
 
+// The model plan reads: FILE|URL, -m FILE, or the one main *.gguf of --models-dir (as launch
+// finds it). A usage Error for two different models or none.
+Expected<std::string> model_to_plan(const PlanOptions& o) {
+  const auto text = [&o](const char* key) {
+    const auto it = o.request.values.find(key);
+    return it != o.request.values.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string with_m = text("model");
+  if (!o.model.empty() && !with_m.empty() && o.model != with_m) {
+    return Error{fmt::format("two models were given ({} with -m, and {}); plan reads one: give "
+                             "it once, as FILE|URL or with -m.",
+                             with_m, o.model),
+                 ExitCode::usage};
+  }
+  if (!o.model.empty() || !with_m.empty()) {
+    return o.model.empty() ? with_m : o.model;
+  }
+  if (const std::string dir = text("models_dir"); !dir.empty()) {
+    auto folder = launch::scan_models_folder(dir);
+    if (!folder) {
+      return folder.error();
+    }
+    auto picked = launch::pick_model(*folder, dir);
+    if (!picked) {
+      return picked.error();
+    }
+    return picked->path.string();
+  }
+  return Error{
+      "give the model: gb10tune plan FILE|URL, -m FILE or --models-dir DIR (the one "
+      "main *.gguf there).",
+      ExitCode::usage};
+}
+
 ExitCode run(PlanOptions& o, Context& ctx) {
+  auto chosen = model_to_plan(o);
+  if (!chosen) {
+    return report_failure(ctx, chosen.error());
+  }
+  o.model = *chosen;
+  o.request.values.erase("model");
+  o.request.values.erase("models_dir");
   auto machine = launch::find_target_machine(o.machine, ctx.sysroot, ctx.env);
   if (!machine) {
     return report_failure(ctx, machine.error());
@@ -158,15 +200,15 @@ Runner setup_plan(CLI::App& app) {
       "choose. No llama-server binary is needed.");
   sub->add_option("model", o->model,
                   "The model: a .gguf file or an http(s):// URL (its first shard "
-                  "for a split model)")
-      ->required()
+                  "for a split model); or give -m FILE, or --models-dir DIR for the one main "
+                  "*.gguf there")
       ->option_text("FILE|URL");
   sub->add_option("--machine", o->machine,
                   "Plan for: this (default), gb10 (one DGX Spark), gb10x2, or a JSON "
                   "description (docs/plan.md)")
       ->option_text("this|gb10|gb10x2|FILE");
   sub->add_option("--max-slots", o->max_slots, "Rows of the table: 1…N slots (default 4)")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_range(1, 64))
       ->option_text("N");
   sub->add_option("--read-timeout", o->timeout_s,
                   "Seconds the whole header read may take, every shard included (default 120)")

@@ -28,13 +28,25 @@ struct ReportOptions {
   bool json = false;
 };
 
-// The format of `-o FILE` when --format is not given: from the extension, html otherwise.
-std::string format_for(const ReportOptions& o) {
+// The format of `-o FILE` when --format is not given: from the extension (.html, .htm, .md,
+// .json), html for stdout, the default file and a name without one; a usage Error for another
+// extension (x.pdf would get HTML without a word).
+Expected<std::string> format_for(const ReportOptions& o) {
   if (!o.format.empty()) {
     return o.format;
   }
   const std::string ext = fs::path(o.output).extension().string();
-  return ext == ".md" ? "md" : ext == ".json" ? "json" : "html";
+  if (ext.empty() || ext == ".html" || ext == ".htm") {
+    return std::string("html");
+  }
+  if (ext == ".md" || ext == ".json") {
+    return ext.substr(1);
+  }
+  return Error{fmt::format("{}: {} is not a format report writes (.html, .md, .json); name the "
+                           "file with one of those extensions, or add --format html|md|json to "
+                           "write that format under this name.",
+                           o.output, ext),
+               ExitCode::usage};
 }
 
 std::string render(const report::ReportBundle& bundle, const std::string& format) {
@@ -97,6 +109,10 @@ ExitCode run(const ReportOptions& o, Context& ctx) {
                                      "give one of them.",
                                      ExitCode::usage});
   }
+  const auto one_format = format_for(o);
+  if (!one_format) {
+    return report_failure(ctx, one_format.error());
+  }
   auto bundle = gather(o, ctx);
   if (!bundle) {
     return report_failure(ctx, bundle.error());
@@ -121,7 +137,7 @@ ExitCode run(const ReportOptions& o, Context& ctx) {
     }
   } else {
     status =
-        write_one(*bundle, format_for(o),
+        write_one(*bundle, *one_format,
                   o.output.empty() ? fs::path("gb10tune-report.html") : fs::path(o.output), ctx);
   }
   if (!status) {
@@ -147,7 +163,8 @@ Runner setup_report(CLI::App& app) {
                   "format from --format or the extension (.html, .md, .json)")
       ->option_text("FILE");
   sub->add_option("--out", o->out_dir,
-                  "Write report.html, report.md and report.json into DIR (created if needed)")
+                  "Write report.html, report.md and report.json into DIR (created 0700 if "
+                  "needed)")
       ->option_text("DIR");
   sub->add_option("--format", o->format, "html (default), md or json, for -o")
       ->check(CLI::IsMember({"html", "md", "json"}))

@@ -240,7 +240,8 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
 // The options every rpc subcommand takes.
 void add_common_options(CLI::App* sub, const std::shared_ptr<RpcOptions>& options) {
   sub->add_option("--port", options->port, "The worker's port (default 50052)")
-      ->check(CLI::Range(1, 65535));
+      ->check(integer_range(1, 65535))
+      ->option_text("PORT");
   sub->add_flag("--json", options->json, "Print one JSON document");
 }
 
@@ -266,7 +267,7 @@ void add_start(CLI::App* rpc, const std::shared_ptr<RpcOptions>& options) {
   // -c is the context size (launch, llama-server); here it was the cache.
   keep_renamed(start->add_flag("-c", options->cache), "--cache", options->renamed);
   start->add_option("--threads", options->threads, "Pass -t N (CPU device threads)")
-      ->check(CLI::Range(0, 4096))
+      ->check(integer_range(0, 4096))
       ->option_text("N");
   start
       ->add_option("--device", options->devices,

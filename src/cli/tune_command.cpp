@@ -177,7 +177,7 @@ Runner setup_tune(CLI::App& app) {
       ->option_text("decode|throughput|prefill");
   sub->add_option("--concurrency", o->request.concurrency,
                   "Parallel sessions for --goal throughput (default 1)")
-      ->check(CLI::Range(1, 256))
+      ->check(integer_range(1, 256))
       ->option_text("N");
   sub->add_option("--budget", o->budget,
                   "How long the whole tune may take: 20m (default), 90s, 1h30m; one candidate "
@@ -195,11 +195,11 @@ Runner setup_tune(CLI::App& app) {
                   "filler before it, sized with the server's tokenizer); default: the workload's "
                   "deepest prompt, at most what the slot leaves room for; 0: the prompts as "
                   "written; the prefill goal ignores it")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->check(integer_range(std::int64_t{0}, std::int64_t{1} << 40))
       ->option_text("N");
   sub->add_option("--samples", o->request.samples,
                   "Measured requests per candidate (default: the workload's, at most 12)")
-      ->check(CLI::Range(3, 100000))
+      ->check(integer_range(3, 100000))
       ->option_text("N");
   sub->add_option("--strategy", o->strategy,
                   "coordinate (default: one knob at a time, the report's method) or grid (every "

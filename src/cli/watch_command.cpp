@@ -251,7 +251,8 @@ Runner setup_watch(CLI::App& app) {
       ->option_text("SECONDS");
   sub->add_option("--max-restarts", o->max_restarts,
                   "Restarts in a row before giving up (default 5; 0 for no limit)")
-      ->check(CLI::Range(0, 1000000));
+      ->check(integer_range(0, 1000000))
+      ->option_text("N");
   sub->add_flag("--wait", o->wait,
                 "When no server runs (or it was stopped with gb10tune stop), wait for the next "
                 "gb10tune launch instead of ending");
@@ -272,7 +273,7 @@ Runner setup_watch(CLI::App& app) {
       ->option_text("systemd");
   sub->add_option("--verify-every", o->verify_every_min,
                   "With --print systemd: minutes between verify runs (default 15)")
-      ->check(CLI::Range(1, 10080))
+      ->check(integer_range(1, 10080))
       ->option_text("MINUTES");
   sub->add_option("--unit-dir", o->unit_dir,
                   "With --print systemd: write the unit files into DIR (e.g. "

@@ -43,11 +43,19 @@ Expected<fs::path> cache_dir(const Environment& env) {
   return xdg_dir(env, "XDG_CACHE_HOME", ".cache");
 }
 
-Status make_private_dir(const fs::path& dir) {
+Status make_private_dir(const fs::path& given) {
+  // "outdir/" names outdir (its parent_path() would be outdir itself), "reports" has no parent
+  // to create, "." exists.
+  fs::path dir = given.lexically_normal();
+  while (dir.has_relative_path() && !dir.has_filename()) {
+    dir = dir.parent_path();
+  }
   std::error_code ec;
-  fs::create_directories(dir.parent_path(), ec);
-  if (ec) {
-    return Error{fmt::format("cannot create {}: {}", dir.parent_path().string(), ec.message())};
+  if (const fs::path parent = dir.parent_path(); !parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return Error{fmt::format("cannot create {}: {}", parent.string(), ec.message())};
+    }
   }
   if (::mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) {

@@ -182,6 +182,20 @@ TEST(CliPlan, MachineGb10PlansWhatALaunchDryRunOnTheGb10CapturePlans) {
   EXPECT_GT(memory["buffers"]["main"].value("compute_device_bytes", std::uint64_t{0}), 0u);
 }
 
+// What a new user met: `plan http://…` of a file served by `python3 -m http.server` (no Range
+// support) was refused even for a file of a few KB; it is read whole, and the output says so.
+TEST(CliPlan, ASmallFileFromAServerWithoutRangeIsReadWholeAndSaysSo) {
+  PlanCliFixture f;
+  const auto path = f.dir.path() / "tiny.gguf";
+  testing::tiny_qwen35_model().write(path);
+  auto log = std::make_shared<testing::PeerLog>();
+  testing::HostilePeer peer(testing::whole_files({{"/tiny.gguf", path}}, log));
+  const auto r = f.plan({peer.url() + "/tiny.gguf", "--machine", "gb10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(testing::contains(r.out, "the whole file: the server ignores Range requests"))
+      << r.out;
+}
+
 TEST(CliPlan, RemoteFailuresAreClearAndWriteNothing) {
   PlanCliFixture f;
   auto log = std::make_shared<testing::PeerLog>();

@@ -128,6 +128,38 @@ TEST(CliReport, BadInputsAreUsageErrorsNamingTheFix) {
   EXPECT_TRUE(contains(unwritable.err, "-o FILE")) << unwritable.err;
 }
 
+// What a new user met: `-o x.pdf` wrote HTML into x.pdf without a word.
+TEST(CliReport, AnExtensionItCannotWriteIsAUsageError) {
+  PlantedState planted;
+  const fs::path pdf = planted.dir.path() / "x.pdf";
+  const auto result = planted.run({"report", "-o", pdf.string()});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "gb10tune report: " + pdf.string() +
+                ": .pdf is not a format report writes (.html, .md, .json); name the file with "
+                "one of those extensions, or add --format html|md|json to write that format "
+                "under this name.\n");
+  EXPECT_FALSE(fs::exists(pdf));
+  const auto forced = planted.run({"report", "-o", pdf.string(), "--format", "md"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(testing::read_text(pdf).rfind("# gb10tune report", 0), 0u);
+}
+
+// What a new user met: the page of a verify that found no server said only "verdict fail".
+TEST(CliReport, AVerifyThatFoundNoServerShowsWhy) {
+  PlantedState planted;
+  planted.dir.write(
+      "state/gb10tune/verify.json",
+      R"({"command":"verify","error":"no llama-server is running","exit_code":1,"notes":[],)"
+      R"("schema_version":1,"servers":[],"strict":false,"verdict":"fail"})");
+  for (const char* format : {"html", "md"}) {
+    const auto result = planted.run({"report", "-o", "-", "--format", format});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(contains(result.out, "verify found no server: no llama-server is running"))
+        << format;
+  }
+}
+
 TEST(CliReport, DamagedPartIsAWarningAndTheReportStillWritten) {
   PlantedState planted;
   planted.dir.write("state/gb10tune/verify.json", "{ cut off");

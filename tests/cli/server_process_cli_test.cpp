@@ -1,6 +1,7 @@
 // start_server, check_pid_file, stop_server and the launch lock against the stand-in
 // llama-server (real processes, real sockets).
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -216,29 +217,109 @@ TEST(CliServerProcess, Crash) {
   EXPECT_TRUE(contains(error.message, "signal 6")) << error.message;
 }
 
+// A socket of this process on 127.0.0.1:`port` (bound; listening when asked), closed with it.
+struct HeldPort {
+  int fd = -1;
+  HeldPort(int port, bool listening) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        (listening && ::listen(fd, 4) != 0)) {
+      ADD_FAILURE() << "cannot hold port " << port;
+    }
+  }
+  ~HeldPort() { ::close(fd); }
+};
+
+// A port bound by someone else is refused before anything starts: exit 6, the log untouched.
 TEST(CliServerProcess, PortBoundByAnotherSocket) {
   Fixture f;
-  // Bound, not listening: nothing answers, so only the server's own bind can tell.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(f.port));
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  const Error error = expect_failure(f, f.request(), ExitCode::server_failed);
-  ::close(fd);
+  // Bound, not listening: nothing answers, only a bind can tell.
+  const HeldPort held(f.port, false);
+  const Error error = expect_failure(f, f.request(), ExitCode::not_started);
   EXPECT_TRUE(contains(error.message, "port in use")) << error.message;
-  EXPECT_TRUE(contains(error.message, "couldn't bind HTTP server socket")) << error.message;
+  EXPECT_TRUE(contains(error.message, fmt::format("127.0.0.1:{} is taken", f.port)))
+      << error.message;
+  EXPECT_TRUE(contains(error.message, "nothing was started")) << error.message;
+  EXPECT_FALSE(std::filesystem::exists(f.paths.log));
+}
+
+// What a new user met: a listener that speaks no HTTP (nc -l, another service) was not caught
+// before the start; about 2 starts in 10 then ended "crashed … The server wrote nothing".
+TEST(CliServerProcess, PortHeldByAListenerThatIsNotHttp) {
+  Fixture f;
+  const HeldPort held(f.port, true);
+  const auto began = std::chrono::steady_clock::now();
+  const Error error = expect_failure(f, f.request(), ExitCode::not_started);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 5s);
+  EXPECT_TRUE(contains(error.message, fmt::format("127.0.0.1:{} is taken", f.port)))
+      << error.message;
+  EXPECT_TRUE(contains(error.message, "nothing was started")) << error.message;
+  EXPECT_FALSE(std::filesystem::exists(f.paths.log));
+}
+
+// Seen on a GPU machine: the server a restart replaces can hold its port for a while after it
+// was seen to exit (a CUDA teardown after the main thread ended). The start waits for the
+// port while that server still exists, and starts once it is free.
+TEST(CliServerProcess, WaitsForThePortOfTheServerItReplaces) {
+  Fixture f;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t previous = ::fork();
+  ASSERT_GE(previous, 0);
+  if (previous == 0) {  // the previous server, shutting down: it lets the port go in 700 ms
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(f.port));
+    const bool held =
+        ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 4) == 0;
+    (void)!::write(ready[1], held ? "y" : "n", 1);
+    const timespec pause{0, 700'000'000};
+    ::nanosleep(&pause, nullptr);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char held = 0;
+  ASSERT_EQ(::read(ready[0], &held, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(held, 'y');
+  const auto stat = sys::read_process_stat(platform::Sysroot(), previous);
+  ASSERT_TRUE(stat);
+  auto request = f.request({{"STANDIN_LOAD_MS", "0"}});
+  request.replaces = launch::ReplacedServer{previous, stat->start_time_ticks};
+  std::thread reaper([previous] { reap(previous); });
+  const Started started = start(request);
+  reaper.join();
+  ASSERT_TRUE(started.result) << started.result.error().message;
+  EXPECT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 5s));
+  reap(started.result->pid);
+}
+
+// Someone else's listener is not waited for, even when a replaced server is named: only while
+// that server exists does the port count as its own.
+TEST(CliServerProcess, AReplacedServerThatIsGoneDoesNotMakeThePortOurs) {
+  Fixture f;
+  const HeldPort held(f.port, true);
+  auto request = f.request();
+  request.replaces = launch::ReplacedServer{999999, 1};
+  const auto began = std::chrono::steady_clock::now();
+  const Error error = expect_failure(f, request, ExitCode::not_started);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 5s);
+  EXPECT_TRUE(contains(error.message, "nothing was started")) << error.message;
 }
 
 TEST(CliServerProcess, PortAnsweredByAnotherServer) {
   Fixture f;
   StandInServer other({"--port", std::to_string(f.port)}, {{"STANDIN_LOAD_MS", "0"}});
   ASSERT_TRUE(other.wait_ready(f.port, 20s));
-  const Error error = expect_failure(f, f.request(), ExitCode::server_failed);
+  const Error error = expect_failure(f, f.request(), ExitCode::not_started);
   EXPECT_TRUE(contains(error.message, "port in use")) << error.message;
-  EXPECT_TRUE(contains(error.message, "already answers HTTP")) << error.message;
+  EXPECT_TRUE(contains(error.message, "nothing was started")) << error.message;
   EXPECT_FALSE(other.wait_exit(0ms));  // the other server was left alone
 }
 

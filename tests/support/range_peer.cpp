@@ -78,6 +78,26 @@ PeerScript ranged_files(std::map<std::string, std::filesystem::path> files,
   };
 }
 
+PeerScript whole_files(std::map<std::string, std::filesystem::path> files,
+                       std::shared_ptr<PeerLog> log) {
+  return [files = std::move(files), log](PeerConnection& c) {
+    record(*log, c.request());
+    const auto it = files.find(parse_peer_request(c.request()).path);
+    if (it == files.end()) {
+      c.send("HTTP/1.0 404 File not found\r\nContent-Length: 9\r\n\r\nnot found");
+      return;
+    }
+    const std::uint64_t size = std::filesystem::file_size(it->second);
+    const std::string body = read_range(it->second, 0, size);
+    log->body_bytes += body.size();
+    c.send(fmt::format("HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.12.3\r\n"
+                       "Content-type: application/octet-stream\r\nContent-Length: {}\r\n"
+                       "Last-Modified: Mon, 07 Dec 2026 01:00:00 GMT\r\n\r\n",
+                       size) +
+           body);
+  };
+}
+
 PeerScript ignores_ranges(std::uint64_t size, std::shared_ptr<PeerLog> log) {
   return [size, log](PeerConnection& c) {
     record(*log, c.request());

@@ -40,6 +40,11 @@ PeerRequest parse_peer_request(const std::string& request);
 PeerScript ranged_files(std::map<std::string, std::filesystem::path> files,
                         std::shared_ptr<PeerLog> log);
 
+// Serves `files` as `python3 -m http.server` does: 200 with the whole file and its
+// Content-Length whatever the Range header asks, 404 for any other path.
+PeerScript whole_files(std::map<std::string, std::filesystem::path> files,
+                       std::shared_ptr<PeerLog> log);
+
 // Answers every request 200 with Content-Length `size` and sends zeros until the client goes.
 PeerScript ignores_ranges(std::uint64_t size, std::shared_ptr<PeerLog> log);
 

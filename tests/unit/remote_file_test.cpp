@@ -71,6 +71,42 @@ TEST(RemoteFile, AServerThatIgnoresRangeIsStoppedAtOnce) {
   EXPECT_LT(log->body_bytes.load(), std::uint64_t{64} << 20);
 }
 
+// What a new user met: `python3 -m http.server`, the first server one tries, answers every
+// request 200 with the whole file; a small file was refused although it is smaller than the
+// first range asked for. A file within RemoteLimits::whole_file_bytes is read whole.
+TEST(RemoteFile, ASmallFileFromAServerWithoutRangeIsReadWhole) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "tiny.gguf";
+  testing::tiny_qwen35_model().write(path);
+  auto log = std::make_shared<PeerLog>();
+  testing::HostilePeer peer(testing::whole_files({{"/tiny.gguf", path}}, log));
+  auto remote = RemoteFile::open(peer.url() + "/tiny.gguf", quick_remote_options());
+  ASSERT_TRUE(remote) << remote.error().message;
+  EXPECT_TRUE(remote->whole_file());
+  EXPECT_EQ(remote->size(), std::filesystem::file_size(path));
+  EXPECT_EQ(remote->fetched(), remote->size());
+  auto header = gguf::read_gguf(*remote, remote->url());
+  ASSERT_TRUE(header) << header.error().message;
+  const auto local = gguf::read_gguf(path);
+  ASSERT_TRUE(local);
+  EXPECT_EQ(header->data_offset(), local->data_offset());
+  EXPECT_EQ(header->tensor_bytes(), local->tensor_bytes());
+  EXPECT_EQ(log->lines().size(), 1u);  // one request: nothing asked again
+}
+
+// Above the bound the answer is refused at once, as before, naming the bound.
+TEST(RemoteFile, ALargerFileFromAServerWithoutRangeIsRefused) {
+  auto log = std::make_shared<PeerLog>();
+  testing::HostilePeer peer(testing::ignores_ranges(std::uint64_t{17} << 20, log));
+  auto remote = RemoteFile::open(peer.url() + "/big.gguf", quick_remote_options());
+  ASSERT_FALSE(remote);
+  EXPECT_TRUE(testing::contains(remote.error().message,
+                                "ignores Range requests: asked for 2097152 bytes, it began "
+                                "sending the whole file (17825792 bytes), more than the 16.0 MiB "
+                                "gb10tune reads whole"))
+      << remote.error().message;
+}
+
 TEST(RemoteFile, ADrippingServerEndsAtTheRequestDeadline) {
   auto log = std::make_shared<PeerLog>();
   testing::HostilePeer peer(testing::drips_ranges(std::uint64_t{1} << 30, 200ms, log));

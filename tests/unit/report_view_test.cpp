@@ -69,7 +69,6 @@ TEST(ReportView, MemorySegmentsAddUpToThePlansTotalAgainstItsBudget) {
       [](std::uint64_t total, const report::MemorySegment& s) { return total + s.bytes; });
   EXPECT_EQ(sum, plan["total_bytes"].get<std::uint64_t>());
   EXPECT_EQ(view.memory->total_bytes, plan["total_bytes"].get<std::uint64_t>());
-  EXPECT_EQ(view.memory->load_bytes, plan["load_bytes"].get<std::uint64_t>());
   EXPECT_EQ(view.memory->budget_bytes, plan["available_bytes"].get<std::uint64_t>());
   ASSERT_GE(view.memory->segments.size(), 3u);
   EXPECT_EQ(view.memory->segments[0].label, "weights");
@@ -95,6 +94,63 @@ TEST(ReportView, MeasuredMemoryIsVerifysFigure) {
   const std::string figure = evidence.substr(evidence.find("measured ") + 9);
   const double mib = std::stod(figure);
   EXPECT_NEAR(static_cast<double>(*view.memory->measured_bytes) / (1 << 20), mib, 0.051);
+}
+
+// What a new user met: the "plan at load" row showed the plan with every buffer (launch's
+// load_bytes) beside the measured size, which read as a 63% miss. The figure at load is the
+// one launch and verify compare with: the record's load_bytes less what batches touch later.
+TEST(ReportView, PlanAtLoadIsTheFigureVerifyComparedWith) {
+  const report::ReportView view = report::make_report_view(view_test_bundle("cpu-server"));
+  ASSERT_TRUE(view.memory);
+  // launch.json: expected.load_bytes 596458782 − expected.on_demand_bytes 405834808; verify's
+  // evidence says "plan at load 181.8 MiB, 568.8 MiB with the 387.0 MiB of buffers".
+  EXPECT_EQ(view.memory->load_bytes, 190623974u);
+  EXPECT_EQ(view.memory->with_buffers_bytes, 596458782u);
+}
+
+// What a new user met: a verify of an earlier server (another pid) was drawn under a later
+// launch's plan as if it measured that server.
+TEST(ReportView, AVerifyOfAnotherServerIsNotPairedWithTheLaunch) {
+  report::ReportBundle bundle = view_test_bundle("cpu-server");
+  bundle.verify->doc["servers"][0]["pid"] = 4242;
+  const report::ReportView view = report::make_report_view(bundle);
+  ASSERT_TRUE(view.memory && view.verify);
+  EXPECT_FALSE(view.memory->measured_bytes);
+  EXPECT_EQ(view.verify->other_server,
+            "This verify checked pid 4242, not pid 19337 that the last gb10tune launch started "
+            "(2026-12-02T03:47:22Z): its findings are of another server. Run gb10tune verify "
+            "for the launched one.");
+  bool named = false;
+  for (const report::MissingPart& missing : view.missing) {
+    named = named || (missing.section == "memory" && missing.command == "gb10tune verify");
+  }
+  EXPECT_TRUE(named);
+}
+
+// A verify saved before the launch (the same pid reused, or the clock says so) is older than
+// the server it would describe.
+TEST(ReportView, AVerifyOlderThanTheLaunchIsNotPairedWithIt) {
+  report::ReportBundle bundle = view_test_bundle("cpu-server");
+  bundle.verify->saved_at = "2026-12-02T03:40:00Z";
+  const report::ReportView view = report::make_report_view(bundle);
+  ASSERT_TRUE(view.memory && view.verify);
+  EXPECT_FALSE(view.memory->measured_bytes);
+  EXPECT_EQ(view.verify->other_server,
+            "This verify (saved 2026-12-02T03:40:00Z) ran before the last gb10tune launch "
+            "(2026-12-02T03:47:22Z): its findings are of an earlier server. Run gb10tune verify "
+            "for the launched one.");
+}
+
+// What a new user met: a verify that found no server showed only "verdict fail".
+TEST(ReportView, AVerifyThatFoundNoServerSaysWhy) {
+  report::ReportBundle bundle = view_test_bundle("cpu-server");
+  bundle.verify->doc = json::parse(
+      R"({"command":"verify","error":"no llama-server is running","exit_code":1,"notes":[],)"
+      R"("schema_version":1,"servers":[],"strict":false,"verdict":"fail"})");
+  const report::ReportView view = report::make_report_view(bundle);
+  ASSERT_TRUE(view.verify);
+  EXPECT_EQ(view.verify->no_server, "no llama-server is running");
+  EXPECT_TRUE(view.verify->checks.empty());
 }
 
 TEST(ReportView, RunsAreTheSavedMediansAndIntervals) {

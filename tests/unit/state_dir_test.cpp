@@ -68,5 +68,25 @@ TEST(StateDir, ModesDoNotDependOnTheUmask) {
   EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
+// What a new user met: `report --out reports` (a name with no folder above it) failed with
+// "cannot create : Invalid argument", and `--out outdir/` made outdir 0755.
+TEST(StateDir, ARelativeNameAndATrailingSlashMakeA0700Directory) {
+  testing::TempDir tmp;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(tmp.path());
+  const Status plain = make_private_dir("reports");
+  const Status slash = make_private_dir("outdir/");
+  const Status here = make_private_dir(".");
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(plain) << plain.error().message;
+  ASSERT_TRUE(slash) << slash.error().message;
+  ASSERT_TRUE(here) << here.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat((tmp.path() / "reports").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(::stat((tmp.path() / "outdir").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
 }  // namespace
 }  // namespace gb10tune::platform

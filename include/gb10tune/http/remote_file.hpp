@@ -23,6 +23,9 @@ namespace gb10tune::http {
 struct RemoteLimits {
   std::uint64_t first_bytes = std::uint64_t{2} << 20;  // the first request's range
   std::uint64_t max_bytes = gguf::kMaxHeaderBytes;     // what a read may fetch in all
+  // A server that ignores Range (python3 -m http.server) sends the whole file: one announced
+  // within this is read whole; a larger one is refused at once.
+  std::uint64_t whole_file_bytes = std::uint64_t{16} << 20;
   std::chrono::milliseconds per_request{std::chrono::seconds(30)};
   std::chrono::steady_clock::time_point deadline;  // the whole read ends by then
   int max_redirects = 5;
@@ -71,6 +74,9 @@ class RemoteFile final : public gguf::HeaderSource {
   std::uint64_t downloaded() const { return m_downloaded; }
   // Whether the first bytes came from the cache.
   bool from_cache() const { return m_from_cache; }
+  // Whether the server ignored Range and sent the whole file, which is held (a file within
+  // limits.whole_file_bytes).
+  bool whole_file() const { return m_whole; }
   // Saves what is held to the cache (when options.cache_dir is set and the file has a
   // validator). The Error of the write, naming the file.
   Status save_to_cache() const;
@@ -92,6 +98,7 @@ class RemoteFile final : public gguf::HeaderSource {
   std::string m_validator;
   std::uint64_t m_downloaded = 0;
   bool m_from_cache = false;
+  bool m_whole = false;
 };
 
 }  // namespace gb10tune::http

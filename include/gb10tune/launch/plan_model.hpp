@@ -22,6 +22,7 @@ struct PlannedFile {
   std::uint64_t bytes_read = 0;    // read from the server (remote files); the header locally
   bool header_only = false;        // a local copy without (all of) its tensor data
   bool from_cache = false;         // a remote header found in the cache, still current
+  bool whole_file = false;         // read whole: the server ignores Range (a small file)
   std::string cache_problem;       // why it could not be saved to the cache; "" when it was
 };
 

@@ -71,6 +71,12 @@ PidFileStatus check_pid_file(const platform::Sysroot& root, const StatePaths& pa
 // are fine.
 void clear_launch_state(const StatePaths& paths);
 
+// The server a start replaces (watch's restart of one that exited): its pid and stat start time.
+struct ReplacedServer {
+  int pid = 0;
+  std::uint64_t start_time_ticks = 0;
+};
+
 // Everything start_server needs.
 struct StartRequest {
   std::vector<std::string> argv;  // argv[0] = absolute path of llama-server
@@ -82,6 +88,11 @@ struct StartRequest {
   // true once it answers as ready. Asked once before the start too: true then means the port
   // is taken by someone else.
   std::function<bool()> ready_check;
+  // While this server still exists (its pid with this start time, a zombie too), a taken port
+  // is its own, still being let go: the start waits up to `port_wait` for it. Any other holder
+  // of the port is refused at once.
+  std::optional<ReplacedServer> replaces;
+  std::chrono::milliseconds port_wait = std::chrono::seconds(30);
   // Written as given, except: pid, start_time_ticks and server_path (the executable as the
   // kernel resolved it) are set here, and empty argv, url, log_path, launched_at and
   // gb10tune_version are filled in.

@@ -27,11 +27,14 @@ struct OptionEntry {
 };
 
 struct CommandEntry {
-  std::vector<std::string> path;         // {} for gb10tune itself, {"bench", "server"}
-  std::string description;               // the --help description
-  std::string footer;                    // the --help footer (exit codes), may be ""
-  std::vector<OptionEntry> options;      // named options only, hidden ones left out
-  std::vector<std::string> positionals;  // the names of positional arguments ("args")
+  std::vector<std::string> path;     // {} for gb10tune itself, {"bench", "server"}
+  std::string description;           // the --help description
+  std::string footer;                // the --help footer (exit codes), may be ""
+  std::vector<OptionEntry> options;  // named options only, hidden ones left out
+  // Positional arguments as the SYNOPSIS shows them: the value text ("FILE|URL") or name, in
+  // [brackets] when optional, "..." after one that takes several, "-- " before one that comes
+  // after "--" (its help begins "After --").
+  std::vector<std::string> positionals;
   std::vector<CommandEntry> subcommands;
 };
 

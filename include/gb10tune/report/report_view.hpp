@@ -56,11 +56,13 @@ struct MemoryView {
   std::string backend;
   std::vector<MemorySegment> segments;  // sum = total_bytes
   std::uint64_t total_bytes = 0;
-  std::uint64_t load_bytes = 0;               // the plan at load (what an idle server holds)
+  std::uint64_t load_bytes = 0;               // the plan at load: what an idle server holds
+  std::uint64_t with_buffers_bytes = 0;       // and with the buffers batches touch later
   std::optional<std::uint64_t> budget_bytes;  // MemAvailable minus the reserve
   bool fits = true;
-  std::optional<std::uint64_t> measured_bytes;  // verify's measurement of the process
-  std::string measured_evidence;                // verify's words for it
+  // verify's measurement of the process; only when verify checked the server launch started
+  std::optional<std::uint64_t> measured_bytes;
+  std::string measured_evidence;  // verify's words for it
 };
 
 // One verify finding.
@@ -78,6 +80,8 @@ struct VerifyView {
   std::string verdict;
   std::string server;  // "pid 5646, http://127.0.0.1:18093"
   std::vector<CheckView> checks;
+  std::string no_server;     // why verify checked nothing ("no llama-server is running")
+  std::string other_server;  // set when verify checked another server than launch started
 };
 
 // One saved `bench server` run.

@@ -13,14 +13,16 @@ enum class ExitCode : int {
   memory_refused = 3,  // the memory pre-check refused the plan
   no_gpu = 4,          // a GPU job found no usable GPU
   server_failed = 5,   // llama-server failed to start or become ready
+  not_started = 6,     // refused before anything was started (the server's port is taken)
   interrupted = 130,   // stopped by SIGINT (128 + 2)
   terminated = 143,    // stopped by SIGTERM (128 + 15)
 };
 
 // Every exit code, in order.
 inline constexpr ExitCode kExitCodes[] = {
-    ExitCode::ok,     ExitCode::failed,        ExitCode::usage,       ExitCode::memory_refused,
-    ExitCode::no_gpu, ExitCode::server_failed, ExitCode::interrupted, ExitCode::terminated};
+    ExitCode::ok,        ExitCode::failed,        ExitCode::usage,       ExitCode::memory_refused,
+    ExitCode::no_gpu,    ExitCode::server_failed, ExitCode::not_started, ExitCode::interrupted,
+    ExitCode::terminated};
 
 // The integer a process returns for `code`.
 constexpr int to_int(ExitCode code) {
@@ -42,6 +44,8 @@ constexpr std::string_view exit_code_meaning(ExitCode code) {
       return "no usable GPU for a GPU job";
     case ExitCode::server_failed:
       return "the server failed to start";
+    case ExitCode::not_started:
+      return "nothing was started (the server's port is taken)";
     case ExitCode::interrupted:
       return "interrupted (SIGINT, Ctrl-C)";
     case ExitCode::terminated:

@@ -155,22 +155,31 @@ struct RangeAnswer {
   ContentRange range;
   std::string body;
   std::string validator;
+  bool whole = false;  // a 200: the server ignored Range and sent the whole file
 };
 
-// Refuses every answer but 206 and a redirect before its body is read.
+// Refuses every answer but 206, a redirect, and a 200 (Range ignored) whose Content-Length is
+// within `whole_limit`, before its body is read.
 Status check_head(const HttpResponse& head, const HttpHeaders& headers, const std::string& url,
-                  std::uint64_t asked) {
+                  std::uint64_t asked, std::uint64_t whole_limit) {
   if (head.status == 206 || (head.status >= 300 && head.status < 400 && head.status != 304)) {
     return {};
   }
   if (head.status == 200) {
     const std::string length = headers.get("content-length");
-    return Error{fmt::format("{} ignores Range requests: asked for {} bytes, it began sending the "
-                             "whole file{}. gb10tune stopped at once (it never downloads a model "
-                             "to plan it); download the file, or its header with another tool, "
-                             "and plan the local copy",
-                             url, asked, length.empty() ? "" : " (" + length + " bytes)"),
-                 ExitCode::failed};
+    const auto size = parse_u64(length);
+    if (size && *size > 0 && *size <= whole_limit) {
+      return {};  // a small file from a server without Range (python3 -m http.server): read whole
+    }
+    return Error{
+        fmt::format("{} ignores Range requests: asked for {} bytes, it began sending the "
+                    "whole file{}, more than the {} gb10tune reads whole. gb10tune "
+                    "stopped at once (it never downloads a model to plan it); serve it "
+                    "from a server that honours Range, or download the file, or its "
+                    "header with another tool, and plan the local copy",
+                    url, asked, length.empty() ? " (of unknown size)" : " (" + length + " bytes)",
+                    format_bytes(whole_limit)),
+        ExitCode::failed};
   }
   const char* why = head.status == 404   ? " (not found: check the URL, and the file's name)"
                     : head.status == 403 ? " (forbidden: a gated model needs its token or a "
@@ -229,15 +238,31 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
     }
     const RawRequest request = range_request(url, *parsed, *proxy, first, last);
     const std::uint64_t asked = last - first + 1;
-    auto answer =
-        http_exchange(request, std::min(left, options.limits.per_request), asked + kHeadRoom,
-                      [&](const HttpResponse& head, const HttpHeaders& headers) {
-                        return check_head(head, headers, url, asked);
-                      });
+    const std::uint64_t whole_limit = first == 0 ? options.limits.whole_file_bytes : 0;
+    auto answer = http_exchange(request, std::min(left, options.limits.per_request),
+                                std::max(asked, whole_limit) + kHeadRoom,
+                                [&](const HttpResponse& head, const HttpHeaders& headers) {
+                                  return check_head(head, headers, url, asked, whole_limit);
+                                });
     if (!answer) {
       return answer.error();
     }
     const HttpHeaders& headers = answer->headers;
+    std::string validator = headers.get("etag");
+    if (validator.empty()) {
+      validator = headers.get("last-modified");
+    }
+    if (answer->response.status == 200) {
+      const std::uint64_t size = answer->response.body.size();
+      if (size == 0 || parse_u64(headers.get("content-length")) != size) {
+        return Error{fmt::format("{} ignored Range and its answer was cut off ({} bytes of {}); "
+                                 "try again",
+                                 url, size, headers.get("content-length")),
+                     ExitCode::failed};
+      }
+      return RangeAnswer{url, ContentRange{0, size - 1, size}, std::move(answer->response.body),
+                         std::move(validator), true};
+    }
     if (answer->response.status != 206) {
       const std::string location = headers.get("location");
       if (location.empty()) {
@@ -268,10 +293,6 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                                "server's range support is broken",
                                url, first, last, headers.get("content-range"), body.size()),
                    ExitCode::failed};
-    }
-    std::string validator = headers.get("etag");
-    if (validator.empty()) {
-      validator = headers.get("last-modified");
     }
     return RangeAnswer{url, *range, std::move(answer->response.body), std::move(validator)};
   }
@@ -332,6 +353,7 @@ Expected<RemoteFile> RemoteFile::open(const std::string& url, const RemoteOption
     file.m_downloaded += answer->body.size();
     file.m_bytes = std::move(answer->body);
     file.m_validator = std::move(answer->validator);
+    file.m_whole = answer->whole;
   }
   if (options.progress) {
     options.progress(file.fetched(), file.m_size);

@@ -68,6 +68,7 @@ Expected<std::pair<gguf::GgufFile, PlannedFile>> read_remote_file(
   planned.found_at = remote->url() == url ? "" : remote->url();
   planned.bytes_read = remote->downloaded();
   planned.from_cache = remote->from_cache();
+  planned.whole_file = remote->whole_file();
   if (Status saved = remote->save_to_cache(); !saved) {
     planned.cache_problem = saved.error().message;
   }

@@ -14,6 +14,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/platform/log_file.hpp"
+#include "gb10tune/platform/port_probe.hpp"
 #include "gb10tune/platform/state_dir.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/binary_trust.hpp"
@@ -123,6 +124,79 @@ class LogWatcher {
   LoadLogReader m_reader;
 };
 
+// The address llama-server will bind: the last --host and --port of its argv (what it parses),
+// else the URL's.
+std::pair<std::string, int> listen_address(const StartRequest& request) {
+  std::string host = request.url.host;
+  int port = request.url.port;
+  for (std::size_t i = 1; i + 1 < request.argv.size(); ++i) {
+    if (request.argv[i] == "--host") {
+      host = request.argv[i + 1];
+    } else if (request.argv[i] == "--port") {
+      try {
+        port = std::stoi(request.argv[i + 1]);
+      } catch (const std::exception&) {
+        // llama-server refuses it itself, with its own message
+      }
+    }
+  }
+  return {host, port};
+}
+
+// Whether the server this start replaces still exists (a zombie too).
+bool replaced_exists(const StartRequest& request) {
+  if (!request.replaces) {
+    return false;
+  }
+  const auto stat = sys::read_process_stat(platform::Sysroot(), request.replaces->pid);
+  return stat && stat->start_time_ticks == request.replaces->start_time_ticks;
+}
+
+// The refusal of a start whose port is taken: nothing was started.
+Error port_taken(const std::string& host, int port, const std::string& holder) {
+  return Error{
+      fmt::format("llama-server was not started: port in use ({} is taken{}); nothing was "
+                  "started. Stop what holds it (`ss -ltnp 'sport = :{}'` names it; `gb10tune "
+                  "stop` for a server gb10tune launched) or choose another --port.",
+                  format_host_port(host, port), holder, port),
+      ExitCode::not_started};
+}
+
+// Binds the server's address as it will (platform::probe_port): a port taken by the server this
+// start replaces is waited for up to request.port_wait while that server still exists; taken
+// by anyone else, the start is refused at once.
+Status check_port(const StartRequest& request) {
+  const auto [host, port] = listen_address(request);
+  if (host.ends_with(".sock") || port == 0) {
+    return {};  // a UNIX socket, or any free port: nothing to take
+  }
+  const auto deadline = Clock::now() + request.port_wait;
+  for (;;) {
+    const auto state = platform::probe_port(host, port);
+    if (!state) {
+      return Error{fmt::format("llama-server was not started: {}; nothing was started. Give "
+                               "--host an address of this machine and --port a free port "
+                               "(1024 or above).",
+                               state.error().message),
+                   ExitCode::not_started};
+    }
+    if (*state == platform::PortState::free) {
+      return {};
+    }
+    if (!replaced_exists(request)) {
+      return port_taken(host, port, "");
+    }
+    if (Clock::now() >= deadline) {
+      return port_taken(
+          host, port,
+          fmt::format(" by pid {}, the server this start replaces, still shutting down after {} s",
+                      request.replaces->pid,
+                      std::chrono::duration_cast<std::chrono::seconds>(request.port_wait).count()));
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -181,20 +255,20 @@ Expected<std::vector<std::string>> checked_start(const StartRequest& request) {
     return dir.error();
   }
 
+  // The port must be free before the start: llama-server's own bind failure shows late, and
+  // not always in its log.
+  if (Status port = check_port(request); !port) {
+    return port.error();
+  }
   // A port that already answers HTTP belongs to someone else: its /health would look like ours.
   if (request.ready_check) {
     if (request.ready_check()) {
-      return failure_error(
-          StartFailure::port_in_use,
-          fmt::format("{} already answers, before anything was started", request.url.to_string()),
-          "", "", paths.log);
+      return port_taken(request.url.host, request.url.port, ": something already answers there");
     }
   } else if (const auto answer = http::http_get(request.url, "/health", milliseconds(300))) {
-    return failure_error(
-        StartFailure::port_in_use,
-        fmt::format("{} already answers HTTP with status {}, before anything was started",
-                    request.url.to_string(), answer->status),
-        "", "", paths.log);
+    return port_taken(
+        request.url.host, request.url.port,
+        fmt::format(": a server already answers HTTP there with status {}", answer->status));
   }
   return argv;
 }

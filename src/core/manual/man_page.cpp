@@ -52,7 +52,22 @@ std::string roff_synopsis(const CommandEntry& command) {
   }
   out += "[\\fIOPTIONS\\fR]";
   for (const std::string& positional : command.positionals) {
-    out += fmt::format(" [\\fB\\-\\-\\fR \\fI{}\\fR...]", roff_escape(positional));
+    const bool optional = positional.starts_with('[');
+    std::string_view word = positional;
+    if (optional) {
+      word = word.substr(1, word.size() - 2);
+    }
+    const bool after_dashes = word.starts_with("-- ");
+    if (after_dashes) {
+      word.remove_prefix(3);
+    }
+    const bool many = word.ends_with("...");
+    if (many) {
+      word.remove_suffix(3);
+    }
+    const std::string text = fmt::format("{}\\fI{}\\fR{}", after_dashes ? "\\fB\\-\\-\\fR " : "",
+                                         roff_escape(word), many ? "..." : "");
+    out += optional ? " [" + text + "]" : " " + text;
   }
   return out + "\n";
 }

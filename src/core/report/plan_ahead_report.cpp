@@ -161,11 +161,17 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
   if (model.remote) {
     const auto cached = std::count_if(model.files.begin(), model.files.end(),
                                       [](const launch::PlannedFile& f) { return f.from_cache; });
-    out += fmt::format("read: {} of the files' {} ({:.3f}%), headers only{}\n",
-                       format_bytes(model.total_read()), format_bytes_si(model.total_size()),
-                       100.0 * static_cast<double>(model.total_read()) /
-                           static_cast<double>(std::max<std::uint64_t>(model.total_size(), 1)),
-                       cached == 0 ? "" : fmt::format("; {} header(s) from the cache", cached));
+    const bool whole = std::any_of(model.files.begin(), model.files.end(),
+                                   [](const launch::PlannedFile& f) { return f.whole_file; });
+    out += fmt::format(
+        "read: {} of the {} {} ({:.3f}%), {}{}\n", format_bytes(model.total_read()),
+        model.files.size() == 1 ? "file's" : "files'", format_bytes(model.total_size()),
+        100.0 * static_cast<double>(model.total_read()) /
+            static_cast<double>(std::max<std::uint64_t>(model.total_size(), 1)),
+        whole ? "the whole file: the server ignores Range requests (a file this small is read "
+                "whole)"
+              : "headers only",
+        cached == 0 ? "" : fmt::format("; {} header(s) from the cache", cached));
   }
   out += fmt::format("machine: {} ({}, {} available{})\n", view.machine->description,
                      view.machine->name, format_bytes(view.machine->available_bytes),
@@ -210,7 +216,8 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
                      {"header_bytes", f.header_bytes},
                      {"bytes_read", f.bytes_read},
                      {"header_only", f.header_only},
-                     {"from_cache", f.from_cache}});
+                     {"from_cache", f.from_cache},
+                     {"whole_file", f.whole_file}});
   }
   doc["model"] = {{"source", model.candidate.path.string()},
                   {"remote", model.remote},

@@ -111,6 +111,11 @@ Section memory_section(const MemoryView& m) {
   }
   table.rows.push_back(
       {"plan at load", std::to_string(m.load_bytes), format_bytes(m.load_bytes), ""});
+  if (m.with_buffers_bytes > m.load_bytes) {
+    table.rows.push_back({"plan at load, with the buffers batches touch later",
+                          std::to_string(m.with_buffers_bytes), format_bytes(m.with_buffers_bytes),
+                          ""});
+  }
   if (m.measured_bytes) {
     table.rows.push_back({"measured (verify)", std::to_string(*m.measured_bytes),
                           format_bytes(*m.measured_bytes), ""});
@@ -126,6 +131,15 @@ Section memory_section(const MemoryView& m) {
 Section verify_section(const VerifyView& v) {
   Section s{"verify", "Verify checklist", "", {}, {}, {}, {}, {}, {}};
   s.meta = joined_meta({v.server, "verdict " + v.verdict});
+  if (!v.no_server.empty()) {
+    s.notes.push_back(
+        fmt::format("verify found no server: {}. Start one (gb10tune launch), then "
+                    "run gb10tune verify again.",
+                    v.no_server));
+  }
+  if (!v.other_server.empty()) {
+    s.notes.push_back(v.other_server);
+  }
   s.checks = v.checks;
   return s;
 }

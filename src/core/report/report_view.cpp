@@ -51,9 +51,40 @@ std::optional<BandwidthView> bandwidth_view(const ReportBundle& bundle) {
   return view;
 }
 
-// The measured size of the server verify found, from its plan-vs-measured finding.
+// Why the last verify is not of the server the launch record names ("" when it is, or when
+// either is missing): another pid, or saved before that launch.
+std::string other_server(const ReportBundle& bundle) {
+  if (!bundle.verify || !bundle.launch) {
+    return "";
+  }
+  const json& record = bundle.launch->doc;
+  const std::string launched_at = text(field(record, "launched_at"));
+  const std::string launched = launched_at.empty() ? "" : " (" + launched_at + ")";
+  const json& server = field(field(bundle.verify->doc, "servers"), 0);
+  const json& pid = field(server, "pid");
+  if (pid.is_number() && field(record, "pid").is_number() && pid != field(record, "pid")) {
+    return fmt::format(
+        "This verify checked pid {}, not pid {} that the last gb10tune launch "
+        "started{}: its findings are of another server. Run gb10tune verify for "
+        "the launched one.",
+        number_text(pid), number_text(field(record, "pid")), launched);
+  }
+  // Both are ISO 8601 UTC ("2026-12-02T03:47:22Z"): they compare as text.
+  const std::string& saved = bundle.verify->saved_at;
+  if (!saved.empty() && launched_at.size() == saved.size() && saved < launched_at) {
+    return fmt::format(
+        "This verify (saved {}) ran before the last gb10tune launch{}: its "
+        "findings are of an earlier server. Run gb10tune verify for the launched "
+        "one.",
+        saved, launched);
+  }
+  return "";
+}
+
+// The measured size of the server verify found, from its plan-vs-measured finding; nothing
+// when verify checked another server than the launch's.
 void add_measured(MemoryView& view, const ReportBundle& bundle) {
-  if (!bundle.verify) {
+  if (!bundle.verify || !other_server(bundle).empty()) {
     return;
   }
   for (const json& server : field(bundle.verify->doc, "servers")) {
@@ -86,7 +117,14 @@ std::optional<MemoryView> memory_view(const ReportBundle& bundle) {
   view.backend = text(field(field(record, "expected"), "backend"));
   view.segments = memory_segments(plan);
   view.total_bytes = bytes(field(plan, "total_bytes"));
-  view.load_bytes = bytes(field(plan, "load_bytes"));
+  // The figure at load is the one launch and verify compare a process with: the record's
+  // expected load_bytes (every buffer) less what batches touch later (on_demand_bytes).
+  const json& expected = field(record, "expected");
+  view.with_buffers_bytes = field(expected, "load_bytes").is_number()
+                                ? bytes(field(expected, "load_bytes"))
+                                : bytes(field(plan, "load_bytes"));
+  view.load_bytes = view.with_buffers_bytes -
+                    std::min(view.with_buffers_bytes, bytes(field(expected, "on_demand_bytes")));
   if (field(plan, "available_bytes").is_number()) {
     view.budget_bytes = bytes(field(plan, "available_bytes"));
   }
@@ -101,6 +139,8 @@ std::optional<VerifyView> verify_view(const ReportBundle& bundle) {
   }
   VerifyView view;
   view.verdict = text(field(bundle.verify->doc, "verdict"));
+  view.no_server = text(field(bundle.verify->doc, "error"));
+  view.other_server = other_server(bundle);
   for (const json& server : field(bundle.verify->doc, "servers")) {
     view.server =
         fmt::format("pid {}, {}", number_text(field(server, "pid")), text(field(server, "url")));

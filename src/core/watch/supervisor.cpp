@@ -211,6 +211,10 @@ std::optional<ExitCode> Supervisor::start_restart(const Event& event, double t_s
   request.paths = m_world.paths;
   request.url = *url;
   request.record = record;
+  // The server that exited may hold its port a while longer (a CUDA teardown after its main
+  // thread ended): the start waits for it rather than taking the port for someone else's.
+  request.replaces =
+      launch::ReplacedServer{m_restart_from->process.pid, m_restart_from->process.start_time_ticks};
   auto start = m_world.control->start(std::move(request));
   m_restart = std::make_unique<Restart>(std::move(*lock), std::move(record), m_restart_from->env,
                                         std::move(start));
