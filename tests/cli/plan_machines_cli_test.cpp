@@ -206,11 +206,13 @@ TEST(CliPlanMachines, Gb10x2CeilingSumsTheMachinesAndSaysWhatIsLeftOut) {
   EXPECT_TRUE(one["plan"]["decode_ceiling"]["nodes"].empty());
   EXPECT_NE(c["left_out"].get<std::string>().find("no measured figure"), std::string::npos);
   const auto text = f.plan({"--machine", "gb10x2"});
-  // Exit 3: launch's choice for this model (the GB10 profile's 3 slots sharing 589,824 cells)
-  // needs 589,824 x 450,560 bytes of KV (110 layers x 8 KV heads x 128 x K and V x 2 bytes):
-  // 247.5 GiB, more than the pair's 197.4 GiB before any weights.
+  // Exit 3: launch's choice for this model is the GB10 profile's 3 slots, their pool capped at
+  // 3 x the training context of 32,768 = 98,304 cells: 98,304 x 450,560 bytes of KV (110 layers
+  // x 8 KV heads x 128 x K and V x 2 bytes) = 41.25 GiB, beside 103.6 GiB of weights and the
+  // 24 GiB prompt cache; the head's share does not fit.
   EXPECT_EQ(text.exit_code, 3) << text.err << text.out;
-  EXPECT_NE(text.out.find("387.9 GiB of 197.4 GiB available (does not fit)"), std::string::npos)
+  EXPECT_NE(text.out.find("-c 98304 -np 3"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("173.9 GiB of 197.4 GiB available (does not fit)"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("one machine after the other: 192.168.100.2:50052"), std::string::npos)
       << text.out;

@@ -118,7 +118,8 @@ TEST(Compare, AFivePercentChangeBetweenTwoSingleRunsIsWithinTheRunToRunNoise) {
   // two single runs cannot tell this from the noise.
   const ServerBenchResult a = make_result({18, 22, 19, 21, 20, 23, 17, 20.5, 19.5, 21.5}, kPrefill);
   const ServerBenchResult b = make_result({19, 23, 20, 22, 21, 24, 18, 21.5, 20.5, 22.5}, kPrefill);
-  const MetricComparison& decode = row(compare_results(a, b, "a", "b"), "decode");
+  const Comparison c = compare_results(a, b, "a", "b");
+  const MetricComparison& decode = row(c, "decode");
   ASSERT_TRUE(decode.paired);
   EXPECT_GT(decode.paired->ratio, 1.04);
   EXPECT_LT(decode.paired->ratio_low, 1);
@@ -134,9 +135,9 @@ TEST(Compare, ALevelThatWandersWithinTheRunsWidensTheInterval) {
     decode_a.push_back(20 + i % 3);
     decode_b.push_back((20 + i % 3) * (i < 8 ? 1.1 : 1 / 1.1));
   }
-  const MetricComparison& decode = row(
-      compare_results(make_result(decode_a, kPrefill), make_result(decode_b, kPrefill), "a", "b"),
-      "decode");
+  const Comparison c =
+      compare_results(make_result(decode_a, kPrefill), make_result(decode_b, kPrefill), "a", "b");
+  const MetricComparison& decode = row(c, "decode");
   ASSERT_TRUE(decode.paired);
   EXPECT_GT(decode.paired->level_sd, std::sqrt(2 * 0.03 * 0.03));
   EXPECT_EQ(decode.verdict, Verdict::no_significant_difference);

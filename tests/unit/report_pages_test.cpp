@@ -108,7 +108,8 @@ TEST(ReportPages, MarkdownCarriesTheSameFiguresAsTheHtml) {
 TEST(ReportPages, TextInTheStateIsEscaped) {
   report::ReportView view;
   view.machine = "<b>spark</b> & \"co\"";
-  view.verify = report::VerifyView{"fail", "pid 1", {{"fail", "x", "K2", "a | b <i>", "e", ""}}};
+  view.verify =
+      report::VerifyView{"fail", "pid 1", {{"fail", "x", "K2", "a | b <i>", "e", ""}}, "", ""};
   const std::string html = report::render_report_html(view);
   EXPECT_FALSE(contains(html, "<b>spark"));
   EXPECT_TRUE(contains(html, "&lt;b&gt;spark&lt;/b&gt; &amp; &quot;co&quot;"));
