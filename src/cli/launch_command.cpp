@@ -7,10 +7,13 @@
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
+#include "gb10tune/bench/server_bench_setup.hpp"
 #include "gb10tune/launch/launch_planner.hpp"
 #include "gb10tune/launch/launch_session.hpp"
 #include "gb10tune/launch/replan_command.hpp"
+#include "gb10tune/launch/what_fits.hpp"
 #include "gb10tune/platform/child_process.hpp"
+#include "gb10tune/report/plan_ahead_report.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "launch_start.hpp"
 #include "setting_options.hpp"
@@ -103,17 +106,26 @@ ExitCode print_export(Context& ctx, const LaunchOptions& in, const launch::Launc
 
 // The dry run, or a refused start: the preview (text or JSON); a refusal is said on stderr, and
 // in the document with the plan it refused.
-ExitCode show_plan(Context& ctx, const LaunchOptions& in, const report::LaunchPreview& preview,
+ExitCode show_plan(Context& ctx, const LaunchOptions& in, const launch::LaunchPlan& plan,
+                   const report::LaunchPreview& preview,
                    const std::optional<std::string>& refusal) {
+  // The decode ceiling by depth, when a saved probe says this machine's bandwidth.
+  const launch::DecodeCeiling ceiling =
+      launch::plan_ceiling(plan.draft.model, plan.config, plan.draft.built.command.ctx_per_slot,
+                           bench::saved_probe_bandwidth(ctx.env));
   if (in.json) {
     auto doc = report::launch_to_json(preview);
     doc["dry_run"] = in.dry_run;
+    doc["decode_ceiling"] = report::decode_ceiling_json(ceiling);
     if (refusal) {
       report::add_failure(doc, to_int(ExitCode::memory_refused), *refusal);
     }
     *ctx.out << report::dump_document(doc);
   } else {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
+    if (ceiling.available) {
+      *ctx.out << '\n' << report::render_decode_ceiling(ceiling);
+    }
   }
   if (refusal) {
     *ctx.err << "gb10tune launch: " << *refusal << "\n";
@@ -150,7 +162,7 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   const report::LaunchPreview preview = launch::preview_of(*plan);
   const auto refusal = launch::start_refusal(*plan);
   if (in.dry_run || refusal) {
-    return show_plan(ctx, in, preview, refusal);
+    return show_plan(ctx, in, *plan, preview, refusal);
   }
   if (in.explain && !in.json) {
     *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);

@@ -12,6 +12,7 @@
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
+#include "support/fake_bandwidth.hpp"
 #include "support/stand_in.hpp"
 #include "support/systemd_unit_reader.hpp"
 #include "support/test_context.hpp"
@@ -630,6 +631,55 @@ TEST(CliLaunchCommand, SettingsLayersAndTheirSources) {
   const auto broken = testing::run_cli_on("gb10", {"launch", "--dry-run", "--model", f.model}, env);
   EXPECT_EQ(broken.exit_code, 2);
   EXPECT_NE(broken.err.find("config.json:2:"), std::string::npos) << broken.err;
+}
+
+// The dry run shows the decode ceiling by depth, from 0 to the context it plans per slot, once a
+// saved probe says the machine's bandwidth; before that its document says how to get one.
+TEST(CliLaunchCommand, DryRunShowsTheCeilingByDepthOnceAProbeIsSaved) {
+  ModelsFolder f;
+  testing::TempDir state;
+  platform::Environment env;
+  env.set("XDG_STATE_HOME", state.path().string());
+  const std::vector<std::string> args = {"launch",
+                                         "--dry-run",
+                                         "--json",
+                                         "--model",
+                                         f.model,
+                                         "--slots",
+                                         "1",
+                                         "--ctx-per-slot",
+                                         "65536",
+                                         "--llama-server",
+                                         testing::stand_in_server_path().string()};
+  const auto before = testing::run_cli_on("gb10", args, env);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  const json unknown = json::parse(before.out)["decode_ceiling"];
+  EXPECT_EQ(unknown["available"], false) << unknown.dump();
+  EXPECT_NE(unknown["missing"].get<std::string>().find("probe --quick-bench"), std::string::npos);
+  EXPECT_TRUE(unknown["at_depth"]["rows"].empty());
+
+  testing::FakeBandwidth fake;
+  const auto probe =
+      testing::run_cli_on("gb10", {"probe", "--quick-bench"}, env,
+                          [&fake](const kernels::CaseSpec& spec) { return fake(spec); });
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto after = testing::run_cli_on("gb10", args, env);
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  const json c = json::parse(after.out)["decode_ceiling"];
+  ASSERT_EQ(c["available"], true) << c.dump();
+  const json& rows = c["at_depth"]["rows"];
+  ASSERT_EQ(rows.size(), 6u) << c.dump();  // 0, 4096, 8192, 16384, 32768, 65536
+  EXPECT_EQ(rows[0]["depth"], 0);
+  EXPECT_EQ(rows[5]["depth"], 65536);
+  EXPECT_GT(rows[0]["tps"].get<double>(), rows[5]["tps"].get<double>());
+  // The report's model: 16 attention layers of 4 KV heads x 256, K and V f16, per token of depth.
+  EXPECT_EQ(
+      rows[5]["cache_bytes"].get<std::uint64_t>() - rows[0]["cache_bytes"].get<std::uint64_t>(),
+      16ull * 2 * 1024 * 2 * 65536);
+  auto text_args = args;
+  text_args.erase(std::find(text_args.begin(), text_args.end(), "--json"));
+  const auto text = testing::run_cli_on("gb10", text_args, env);
+  EXPECT_NE(text.out.find("decode ceiling by depth"), std::string::npos) << text.out;
 }
 
 // launch --dry-run --json for `model` with the stand-in's --help and `env` on the gb10 sysroot;

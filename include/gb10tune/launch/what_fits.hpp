@@ -130,6 +130,12 @@ DecodeExpectation decode_expectation(const model::ModelFacts& model);
 void add_depths(DecodeCeiling& ceiling, const model::ModelFacts& model, gguf::GgmlType k,
                 gguf::GgmlType v, std::uint64_t context);
 
+// The ceiling of one launch plan on this machine: `bandwidth` bytes/s read on the decode path
+// (the saved probe's device read; nullopt: unknown, said in `missing`), the plan's cache types,
+// by depth up to `ctx_per_slot`.
+DecodeCeiling plan_ceiling(const model::ModelFacts& model, const plan::PlanConfig& config,
+                           std::uint64_t ctx_per_slot, std::optional<double> bandwidth);
+
 // The same for `model` split by layers over `nodes`, each node a machine like `machine`: the
 // bytes a token reads split in proportion to each node's blocks of the main stack (the output
 // layer included, the token embedding and MTP blocks not), the step the sum of the nodes'

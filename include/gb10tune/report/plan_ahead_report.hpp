@@ -33,4 +33,10 @@ std::string render_plan_ahead(const PlanAheadView& view, const TextStyle& style)
 // The document: "model" (files, sizes, bytes read) and "plan" (the rest).
 nlohmann::json plan_ahead_json(const PlanAheadView& view);
 
+// The decode ceiling's line and, when known, its table by depth with what to expect.
+std::string render_decode_ceiling(const launch::DecodeCeiling& ceiling);
+
+// The decode ceiling as plan's and launch's documents carry it.
+nlohmann::json decode_ceiling_json(const launch::DecodeCeiling& ceiling);
+
 }  // namespace gb10tune::report

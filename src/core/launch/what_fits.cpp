@@ -230,6 +230,21 @@ void add_depths(DecodeCeiling& ceiling, const model::ModelFacts& model, gguf::Gg
   }
 }
 
+DecodeCeiling plan_ceiling(const model::ModelFacts& model, const plan::PlanConfig& config,
+                           std::uint64_t ctx_per_slot, std::optional<double> bandwidth) {
+  TargetMachine machine;
+  machine.bandwidth_bytes_per_second = bandwidth.value_or(0);
+  machine.bandwidth_source = bandwidth ? "the saved probe's device read" : "";
+  DecodeCeiling c = decode_ceiling(model.bytes_read_per_token, machine, config.mtp);
+  if (!bandwidth) {
+    c.missing =
+        "device bandwidth unknown: `gb10tune probe --quick-bench` on a machine with an NVIDIA "
+        "GPU saves it; `gb10tune plan --bandwidth GBPS` gives the ceiling for a figure of yours";
+  }
+  add_depths(c, model, config.cache_k, config.cache_v, ctx_per_slot);
+  return c;
+}
+
 DecodeCeiling decode_ceiling_over_nodes(const model::ModelFacts& model, const rpc::NodePlan& nodes,
                                         const TargetMachine& machine) {
   DecodeCeiling c = decode_ceiling(model.bytes_read_per_token, machine, model.has_mtp());

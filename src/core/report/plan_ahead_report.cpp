@@ -245,18 +245,7 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
       {"llama_server", view.build},
       {"training_context", fits.training_context},
       {"what_fits", std::move(rows)},
-      {"decode_ceiling",
-       {{"available", c.available},
-        {"missing", c.missing},
-        {"bytes_per_token", c.bytes_per_token},
-        {"bandwidth_bytes_per_second", c.bandwidth_bytes_per_second},
-        {"bandwidth_source", c.bandwidth_source},
-        {"tps", c.tps},
-        {"mtp_tps_low", c.mtp_low_tps},
-        {"mtp_tps_high", c.mtp_high_tps},
-        {"nodes", ceiling_nodes_json(c)},
-        {"left_out", c.left_out},
-        {"at_depth", depths_json(c)}}},
+      {"decode_ceiling", decode_ceiling_json(c)},
       {"launch",
        {{"argv", planned_argv(l)},
         {"slots", l.slots},
@@ -273,6 +262,24 @@ nlohmann::json plan_ahead_json(const PlanAheadView& view) {
         {"rpc", l.rpc ? rpc_to_json(*l.rpc) : nlohmann::json(nullptr)}}},
       {"notes", fits.notes}};
   return doc;
+}
+
+std::string render_decode_ceiling(const launch::DecodeCeiling& ceiling) {
+  return ceiling_line(ceiling) + "\n" + depth_lines(ceiling);
+}
+
+nlohmann::json decode_ceiling_json(const launch::DecodeCeiling& c) {
+  return {{"available", c.available},
+          {"missing", c.missing},
+          {"bytes_per_token", c.bytes_per_token},
+          {"bandwidth_bytes_per_second", c.bandwidth_bytes_per_second},
+          {"bandwidth_source", c.bandwidth_source},
+          {"tps", c.tps},
+          {"mtp_tps_low", c.mtp_low_tps},
+          {"mtp_tps_high", c.mtp_high_tps},
+          {"nodes", ceiling_nodes_json(c)},
+          {"left_out", c.left_out},
+          {"at_depth", depths_json(c)}};
 }
 
 }  // namespace gb10tune::report
