@@ -633,6 +633,32 @@ TEST(CliLaunchCommand, SettingsLayersAndTheirSources) {
   EXPECT_NE(broken.err.find("config.json:2:"), std::string::npos) << broken.err;
 }
 
+// A model trained to 32,768 tokens under the default profile (196,608 per slot): each slot is
+// planned at 32,768, the cap said in one line, as llama-server would cap it after allocating.
+TEST(CliLaunchCommand, TheContextPerSlotIsCappedAtTheTrainingContext) {
+  testing::TempDir dir;
+  const auto model = (dir.path() / "m.gguf").string();
+  testing::tiny_qwen35_model(true, 32768).write(model);
+  const auto result =
+      testing::run_cli_on("gb10",
+                          {"launch", "--dry-run", "--json", "--model", model, "--llama-server",
+                           testing::stand_in_server_path().string()},
+                          {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["settings"]["ctx_per_slot"]["value"], 196608) << doc["settings"].dump();
+  EXPECT_EQ(doc["context_capped"],
+            "context per slot 196608 → 32768: the model was trained to 32768 tokens and "
+            "llama-server caps a slot there, so the cells past it would never be used");
+  const auto& argv = doc["command_line"]["argv"];
+  const auto c = std::find(argv.begin(), argv.end(), "-c");
+  const auto np = std::find(argv.begin(), argv.end(), "-np");
+  ASSERT_NE(c, argv.end());
+  ASSERT_NE(np, argv.end());
+  EXPECT_EQ(std::stoull((c + 1)->get<std::string>()),
+            32768ull * std::stoull((np + 1)->get<std::string>()));
+}
+
 // The dry run shows the decode ceiling by depth, from 0 to the context it plans per slot, once a
 // saved probe says the machine's bandwidth; before that its document says how to get one.
 TEST(CliLaunchCommand, DryRunShowsTheCeilingByDepthOnceAProbeIsSaved) {
