@@ -80,7 +80,7 @@ TEST(SplitCopies, AWeightCopyIsTheTensorsBytesFreedAfterItsOp) {
   a.place("Q", 1000);  // the op's output goes above the copy
   copies.after(a, 1, 512);
   EXPECT_EQ(a.high_water(), 2001024u);  // 2,000,000 + 1,024
-  copies.before(a, 1, "attn_q", 512);  // the freed block takes the next copy
+  copies.before(a, 1, "attn_q", 512);   // the freed block takes the next copy
   copies.after(a, 1, 512);
   EXPECT_EQ(a.high_water(), 2001024u);
   copies.before(a, 1, "ffn_up", 512);  // a tensor the model lacks weighs nothing

@@ -54,15 +54,6 @@ std::optional<std::vector<std::string>> local_server_argv(const platform::Sysroo
 
 namespace {
 
-// Bytes read per token of the model at `path`: every shard's, the whole model's.
-Expected<std::uint64_t> model_bytes_per_token(const std::string& path) {
-  const auto facts = model::read_model(path);
-  if (!facts) {
-    return facts.error();
-  }
-  return facts->bytes_read_per_token;
-}
-
 // The cache type a llama-server argv gives with `short_name`/`long_name`; f16, its default,
 // when it gives none or one this tool does not know.
 gguf::GgmlType argv_cache_type(const std::vector<std::string>& argv, std::string_view short_name,
@@ -76,21 +67,20 @@ gguf::GgmlType argv_cache_type(const std::vector<std::string>& argv, std::string
   return type;
 }
 
-// The cache part of the roofline: the layers of the model at `path` (when readable) with the
-// cache types of `argv`, and what published runs of such a model reached.
-void add_cache_reads(RooflineInputs& inputs, const std::string& path,
+// The cache part of the roofline: the layers of `facts` with the cache types of `argv`, and
+// what published runs of such a model reached.
+void add_cache_reads(RooflineInputs& inputs, model::ModelFacts facts,
                      const std::vector<std::string>& argv) {
-  auto facts = model::read_model(path);
-  if (!facts || !facts->supported) {
+  if (!facts.supported) {
     return;
   }
-  const launch::DecodeExpectation expect = launch::decode_expectation(*facts);
+  const launch::DecodeExpectation expect = launch::decode_expectation(facts);
   inputs.expect_kind = expect.kind;
   inputs.expect_low = expect.low;
   inputs.expect_high = expect.high;
   const gguf::GgmlType k = argv_cache_type(argv, "-ctk", "--cache-type-k");
   const gguf::GgmlType v = argv_cache_type(argv, "-ctv", "--cache-type-v");
-  inputs.cache_bytes_at = [model = std::make_shared<const model::ModelFacts>(std::move(*facts)), k,
+  inputs.cache_bytes_at = [model = std::make_shared<const model::ModelFacts>(std::move(facts)), k,
                            v](std::uint64_t depth) -> std::optional<std::uint64_t> {
     const auto bytes = plan::cache_bytes_read_at_depth(*model, depth, k, v);
     return bytes ? std::optional<std::uint64_t>(*bytes) : std::nullopt;
@@ -115,30 +105,31 @@ Expected<RooflineInputs> roofline_inputs(const RooflineSources& sources,
                                          const std::optional<launch::LaunchRecord>& record,
                                          const ServerInfo& info) {
   RooflineInputs inputs;
+  // The served model's header is read once: its bytes per token (unless the launch record has
+  // them) and its layers for the caches' part.
+  const std::string served = !sources.model_file.empty() ? sources.model_file
+                             : !info.model_path.empty()  ? info.model_path
+                             : record                    ? record->model_path
+                                                         : std::string();
+  auto facts = served.empty() ? Expected<model::ModelFacts>(Error{"no model file"})
+                              : model::read_model(served);
   if (!sources.model_file.empty()) {
-    const auto bytes = model_bytes_per_token(sources.model_file);
-    if (!bytes) {
-      return Error{fmt::format("--model {}: {}", sources.model_file, bytes.error().message),
+    if (!facts) {
+      return Error{fmt::format("--model {}: {}", sources.model_file, facts.error().message),
                    ExitCode::usage};
     }
-    inputs.bytes_per_token = *bytes;
+    inputs.bytes_per_token = facts->bytes_read_per_token;
     inputs.bytes_source = "--model";
   } else if (record && record->bytes_per_token > 0 &&
              (info.model_path.empty() || record->model_path == info.model_path)) {
     inputs.bytes_per_token = record->bytes_per_token;
     inputs.bytes_source = "launch record";
-  } else if (!info.model_path.empty()) {
-    if (const auto bytes = model_bytes_per_token(info.model_path)) {
-      inputs.bytes_per_token = *bytes;
-      inputs.bytes_source = "the server's model file";
-    }
+  } else if (!info.model_path.empty() && facts) {
+    inputs.bytes_per_token = facts->bytes_read_per_token;
+    inputs.bytes_source = "the server's model file";
   }
-  const std::string served = !sources.model_file.empty() ? sources.model_file
-                             : !info.model_path.empty()  ? info.model_path
-                             : record                    ? record->model_path
-                                                         : std::string();
-  if (inputs.bytes_per_token > 0 && !served.empty()) {
-    add_cache_reads(inputs, served, record ? record->argv : std::vector<std::string>());
+  if (inputs.bytes_per_token > 0 && facts) {
+    add_cache_reads(inputs, std::move(*facts), record ? record->argv : std::vector<std::string>());
   }
   if (sources.bandwidth_gbps > 0) {
     inputs.bandwidth_bytes_per_second = sources.bandwidth_gbps * 1e9;
