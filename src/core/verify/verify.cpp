@@ -462,7 +462,7 @@ VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& serv
     report.groups.push_back({"memory", std::move(memory)});
     report.groups.push_back({"flags", std::move(flags.findings)});
     // A head launched with --rpc: its workers, without disturbing them.
-    if (target.record != nullptr && target.record->planned.rpc) {
+    if (rpc_head) {
       std::string_view head_log;
       if (log_text && *log_text) {
         head_log = latest_run(**log_text);
