@@ -1,0 +1,30 @@
+# cmake -P test of cmake/cuda_architectures.cmake: which compiler versions may build which
+# architecture lists. Fails (FATAL_ERROR) naming the case that answered wrong.
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/cuda_architectures.cmake)
+
+function(expect_accepted version architectures)
+  gb10tune_check_cuda_architectures("${version}" "${architectures}" reason)
+  if(NOT reason STREQUAL "")
+    message(FATAL_ERROR "CUDA ${version} with ${architectures}: refused: ${reason}")
+  endif()
+endfunction()
+
+function(expect_refused version architectures)
+  gb10tune_check_cuda_architectures("${version}" "${architectures}" reason)
+  if(NOT reason MATCHES "^CUDA ${version} does not know sm_121, the GB10's GPU")
+    message(FATAL_ERROR "CUDA ${version} with ${architectures}: expected a refusal, got '${reason}'")
+  endif()
+  string(FIND "${reason}" "\n" newline)
+  if(NOT newline EQUAL -1)
+    message(FATAL_ERROR "the refusal is more than one line: ${reason}")
+  endif()
+endfunction()
+
+expect_accepted(13.0.88 "90-real;121-real;80-virtual")
+expect_accepted(12.9.41 "121-real")
+expect_accepted(12.4.131 "90-real;80-virtual")
+expect_accepted(11.8.89 "80")
+expect_refused(12.8.93 "90-real;121-real;80-virtual")
+expect_refused(12.4.131 "121")
+expect_refused(12.6.20 "121-virtual")
+message(STATUS "cuda_architectures: 7 cases as expected")
