@@ -74,6 +74,9 @@ Expected<Child> Child::spawn(const std::vector<std::string>& argv,
                     "'{}'",
                     argv.empty() ? std::string() : argv[0])};
   }
+  if (const int error = detail::executable_error(argv[0]); error != 0) {
+    return Error{fmt::format("cannot run {}: {}", argv[0], std::strerror(error))};
+  }
   std::vector<char*> args = detail::exec_words(argv);
   std::vector<char*> envp = detail::exec_words(env);
 

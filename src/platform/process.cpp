@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "exec_words.hpp"
 #include "gb10tune/platform/fd.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -91,6 +92,11 @@ Expected<CapturedRun> run_capture(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds timeout, std::size_t max_output) {
   if (argv.empty()) {
     return Error{"internal: run_capture needs a program to run"};
+  }
+  if (argv[0].find('/') != std::string::npos) {
+    if (const int error = detail::executable_error(argv[0]); error != 0) {
+      return Error{fmt::format("cannot run {}: {}", argv[0], std::strerror(error))};
+    }
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {

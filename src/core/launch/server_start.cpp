@@ -323,6 +323,14 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   const std::string header = detail::start_header(request.argv);
   const std::uintmax_t region = platform::append_text(*log_fd, header) + header.size();
 
+  // The executable as the kernel resolves it (symlinks followed), taken before the spawn: what
+  // stop compares /proc/<pid>/exe with later, even if a symlink in argv[0] is re-pointed
+  // meanwhile. Not read back from /proc/<pid>/exe after the spawn: posix_spawn may return
+  // before the child's exec (POSIX allows it, qemu-user does it), when that link still names
+  // this program.
+  std::error_code resolve_error;
+  const fs::path resolved_executable = fs::canonical(argv.front(), resolve_error);
+  const std::string executable = resolve_error ? std::string() : resolved_executable.string();
   auto spawned = platform::Child::spawn(argv, request.env.to_strings(), log_fd->get());
   log_fd->close();
   if (!spawned) {
@@ -336,13 +344,6 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   StartResult result;
   result.pid = child.pid();
   LaunchRecord record = request.record;
-  // The executable as the kernel resolved it (symlinks followed): what stop compares
-  // /proc/<pid>/exe with later, even if a symlink in argv[0] is re-pointed meanwhile.
-  std::string executable;
-  if (const auto exe = sys::read_process_exe(platform::Sysroot(), result.pid);
-      exe && !exe->deleted) {
-    executable = exe->path;
-  }
   if (record.log_path.empty()) {
     record.log_path = paths.log.string();
   }
