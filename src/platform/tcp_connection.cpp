@@ -39,9 +39,11 @@ int millis_left(Deadline deadline) {
   return left.count() > 1'000'000'000 ? 1'000'000'000 : static_cast<int>(left.count());
 }
 
-// Waits for `events` on `fd`; true when ready, false at the deadline.
+// Waits for `events` on `fd`; true when ready, false at the deadline. Past the deadline it is
+// false whatever poll() would answer, so that a caller's loop ends even where a socket keeps
+// reporting ready (an error or hang-up) while the call after it keeps answering EAGAIN.
 bool wait_for(int fd, short events, Deadline deadline) {
-  while (true) {
+  while (std::chrono::steady_clock::now() < deadline) {
     pollfd entry{fd, events, 0};
     const int rc = ::poll(&entry, 1, millis_left(deadline));
     if (rc > 0) {
@@ -54,6 +56,7 @@ bool wait_for(int fd, short events, Deadline deadline) {
       return true;  // let the following call report the error
     }
   }
+  return false;
 }
 
 Error network_error(const std::string& peer, const std::string& what) {

@@ -16,6 +16,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/background_run.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/untrusted_binary.hpp"
@@ -26,13 +27,6 @@ namespace {
 using namespace std::chrono_literals;
 using launch::PidFileState;
 using launch::StartFailure;
-
-// True while `pid` exists and has not exited (a zombie counts as exited).
-// Reaps `pid` if it is our child (start_server's children are this test's children).
-void reap(int pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-}
 
 // A state directory with its paths and a request for the stand-in on a free port.
 struct Fixture {
@@ -124,7 +118,7 @@ TEST(CliServerProcess, StartsRecordsAndStops) {
   EXPECT_EQ(stopped->pid, pid);
   EXPECT_FALSE(stopped->killed);
   EXPECT_FALSE(process_alive(pid));
-  reap(pid);
+  reap_child(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   EXPECT_FALSE(std::filesystem::exists(f.paths.record));
   EXPECT_FALSE(std::filesystem::exists(f.paths.lock));
@@ -149,7 +143,7 @@ TEST(CliServerProcess, StartedThroughASymlinkIsStillRecognisedAfterItMoves) {
   std::filesystem::create_symlink("/bin/true", link);
   EXPECT_EQ(launch::check_pid_file(platform::Sysroot(), f.paths).state, PidFileState::running);
   ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
-  reap(started.result->pid);
+  reap_child(started.result->pid);
 }
 
 TEST(CliServerProcess, TheLogIsAppendedToAcrossStarts) {
@@ -158,7 +152,7 @@ TEST(CliServerProcess, TheLogIsAppendedToAcrossStarts) {
     const Started started = start(f.request({{"STANDIN_LOAD_MS", "100"}}));
     ASSERT_TRUE(started.result) << started.result.error().message;
     ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
-    reap(started.result->pid);
+    reap_child(started.result->pid);
   }
   const std::string log = read_text(f.paths.log);
   EXPECT_NE(log.find("==== gb10tune "), log.rfind("==== gb10tune ")) << log;
@@ -292,12 +286,12 @@ TEST(CliServerProcess, WaitsForThePortOfTheServerItReplaces) {
   ASSERT_TRUE(stat);
   auto request = f.request({{"STANDIN_LOAD_MS", "0"}});
   request.replaces = launch::ReplacedServer{previous, stat->start_time_ticks};
-  std::thread reaper([previous] { reap(previous); });
+  std::thread reaper([previous] { reap_child(previous); });
   const Started started = start(request);
   reaper.join();
   ASSERT_TRUE(started.result) << started.result.error().message;
   EXPECT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 5s));
-  reap(started.result->pid);
+  reap_child(started.result->pid);
 }
 
 // Someone else's listener is not waited for, even when a replaced server is named: only while
@@ -376,7 +370,7 @@ TEST(CliServerProcess, TimeoutRestartsWhileTheLogShowsProgress) {
   }
   EXPECT_TRUE(saw_loading);
   ASSERT_TRUE(launch::stop_server(platform::Sysroot(), f.paths, 10s));
-  reap(started.result->pid);
+  reap_child(started.result->pid);
 }
 
 TEST(CliServerProcess, InterruptStopsTheServer) {
@@ -411,7 +405,7 @@ TEST(CliServerProcess, StopNeedsSigkillWhenSigtermIsIgnored) {
   EXPECT_TRUE(stopped->killed);
   EXPECT_GE(stopped->took, 500ms);
   EXPECT_FALSE(process_alive(started.result->pid));
-  reap(started.result->pid);
+  reap_child(started.result->pid);
   EXPECT_TRUE(contains(read_text(f.paths.log), "killed with SIGKILL"));
 }
 

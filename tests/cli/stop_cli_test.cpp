@@ -13,6 +13,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/background_run.hpp"
 #include "support/fake_proc.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
@@ -34,11 +35,6 @@ struct StopFixture {
   }
 };
 
-void reap_stopped(int pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-}
-
 TEST(CliStop, NothingToStop) {
   StopFixture f;
   const CliResult result = run_binary({"stop"});
@@ -56,7 +52,7 @@ TEST(CliStop, StopsTheLaunchedServer) {
       contains(result.out, fmt::format("stopped llama-server (pid {}): ended on SIGTERM", pid)))
       << result.out;
   EXPECT_FALSE(process_alive(pid));
-  reap_stopped(pid);
+  reap_child(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   // A second stop has nothing to do.
   const CliResult again = run_binary({"stop"});
@@ -79,7 +75,7 @@ TEST(CliStop, KillsAfterTheTimeoutAndReportsJson) {
   EXPECT_EQ(doc["processes"][0]["stopped"], true);
   EXPECT_EQ(doc["processes"][0]["killed"], true);
   EXPECT_FALSE(process_alive(pid));
-  reap_stopped(pid);
+  reap_child(pid);
 }
 
 TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {
@@ -144,7 +140,7 @@ void expect_stop_refused(const StopFixture& f, int pid, const std::string& probl
   EXPECT_TRUE(std::filesystem::exists(f.paths.record));
   EXPECT_TRUE(std::filesystem::exists(f.paths.pid_file));
   ::kill(pid, SIGKILL);
-  reap_stopped(pid);
+  reap_child(pid);
 }
 
 TEST(CliStop, GroupWritableStateDirIsRefusedAndNothingIsSignalled) {
@@ -179,7 +175,7 @@ TEST(CliStop, StateOthersMayOnlyReadIsTightenedAndUsed) {
   const CliResult result = run_binary({"stop"});
   EXPECT_EQ(result.exit_code, 0) << result.out;
   EXPECT_FALSE(process_alive(pid));
-  reap_stopped(pid);
+  reap_child(pid);
   struct stat st {};
   ASSERT_EQ(::stat(state.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);

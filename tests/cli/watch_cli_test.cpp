@@ -62,11 +62,6 @@ struct WatchFixture {
   }
 };
 
-void reap_watched(int pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-}
-
 TEST(CliWatch, NothingToWatchSaysHowToStartOne) {
   WatchFixture f;
   const CliResult result = run_binary({"watch", "--once"});
@@ -127,7 +122,7 @@ TEST(CliWatch, OnceBelowTheFloorReportsAndLeavesTheServerRunning) {
       contains(acted.out, fmt::format("stopped: llama-server pid {} ended on SIGTERM", pid)))
       << acted.out;
   EXPECT_FALSE(process_alive(pid));
-  reap_watched(pid);
+  reap_child(pid);
 }
 
 TEST(CliWatch, PlentyOfMemoryIsWatchedQuietly) {
@@ -163,7 +158,7 @@ TEST(CliWatch, BelowTheFloorSigtermLandsAndTheLogSaysWhy) {
       << result.out;
   EXPECT_TRUE(contains(result.out, "watch with --restart")) << result.out;
   EXPECT_FALSE(process_alive(pid));
-  reap_watched(pid);
+  reap_child(pid);
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
   const std::string log = read_text(f.paths.log);
   EXPECT_TRUE(contains(log, fmt::format("watch: MemAvailable 5.5 GiB fell below the floor 6.0 "
@@ -202,7 +197,7 @@ TEST(CliWatch, AServerIgnoringSigtermIsKilledAfterTheGrace) {
   }
   EXPECT_EQ(events, (std::vector<std::string>{"watching", "low", "floor", "stopped", "ended"}));
   EXPECT_FALSE(process_alive(pid));
-  reap_watched(pid);
+  reap_child(pid);
 }
 
 TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
@@ -220,7 +215,7 @@ TEST(CliWatch, RestartBringsTheServerBackFromTheSameLaunchRecord) {
   EXPECT_TRUE(contains(result.out, "restart: restarting llama-server (attempt 1")) << result.out;
   EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
   EXPECT_FALSE(process_alive(pid));
-  reap_watched(pid);
+  reap_child(pid);
   const auto after = launch::read_launch_record(f.paths.record);
   ASSERT_TRUE(after) << after.error().message << "\n" << result.out;
   EXPECT_NE(after->pid, pid);
@@ -270,7 +265,7 @@ TEST(CliWatch, RestartRefusesAnUntrustedBinaryInTheRecord) {
   EXPECT_EQ(result.exit_code, 5) << result.out;
   EXPECT_TRUE(contains(result.out, "refusing to run " + open.string())) << result.out;
   EXPECT_FALSE(std::filesystem::exists(ran)) << "the restart ran " << open;
-  reap_watched(pid);
+  reap_child(pid);
 }
 
 TEST(CliWatch, RestartsGiveUpAtTheCap) {
@@ -289,7 +284,7 @@ TEST(CliWatch, RestartsGiveUpAtTheCap) {
   EXPECT_TRUE(contains(result.out, "restarted: llama-server runs again as pid")) << result.out;
   EXPECT_TRUE(contains(result.out, "gave_up: no more restarts: 1 attempt in a row")) << result.out;
   EXPECT_FALSE(std::filesystem::exists(f.paths.pid_file));
-  reap_watched(pid);
+  reap_child(pid);
 }
 
 TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
@@ -305,7 +300,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
     ASSERT_TRUE(crashed.wait_for_output(fmt::format("watching: llama-server pid {} at", pid), 60s))
         << read_text(crashed.output);
     ::kill(pid, SIGKILL);
-    reap_watched(pid);
+    reap_child(pid);
     const auto exit = crashed.wait(60s);
     ASSERT_TRUE(exit) << "the watch did not end on the crash: " << read_text(crashed.output);
     const std::string out = read_text(crashed.output);
@@ -322,7 +317,7 @@ TEST(CliWatch, ACrashIsReportedAndAStopWithGb10tuneStopEndsTheWatch) {
       << read_text(stopped.output);
   const CliResult stop = run_binary({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.out;
-  reap_watched(second);
+  reap_child(second);
   const auto exit = stopped.wait(60s);
   ASSERT_TRUE(exit) << "the watch did not end on the stop: " << read_text(stopped.output);
   const std::string out = read_text(stopped.output);

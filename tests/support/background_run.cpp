@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -12,7 +14,7 @@ namespace gb10tune::testing {
 
 BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
                              const std::map<std::string, std::string>& env) {
-  std::vector<std::string> argv{GB10TUNE_BINARY};
+  std::vector<std::string> argv = tool_argv();
   argv.insert(argv.end(), args.begin(), args.end());
   platform::Environment environment = platform::Environment::current();
   for (const auto& [name, value] : env) {
@@ -71,6 +73,14 @@ bool file_contains(const std::filesystem::path& path, const std::string& part) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str().find(part) != std::string::npos;
+}
+
+void reap_child(int pid, std::chrono::milliseconds limit) {
+  int status = 0;
+  if (!wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, limit)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
 }
 
 }  // namespace gb10tune::testing

@@ -34,6 +34,10 @@ struct BackgroundRun {
   bool wait_for_output(const std::string& part, std::chrono::milliseconds limit);
 };
 
+// Reaps `pid`, a child of this test, once it has ended; one still running after `limit` is
+// killed (SIGKILL) and reaped, so that a stop that failed costs this test's time, not the run's.
+void reap_child(int pid, std::chrono::milliseconds limit = std::chrono::seconds(10));
+
 // Polls `done` every 20 ms until it is true (true) or `limit` has passed (false): the tests'
 // way to wait for a state, with a bound generous enough for a loaded machine.
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit);

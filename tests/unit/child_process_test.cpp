@@ -74,6 +74,11 @@ TEST(ChildProcess, TerminateGivesUpWhenSigkillDoesNotEndTheChild) {
   Child child = std::move(spawned).value();
   const int pid = child.pid();
   Tracer tracer(pid);
+  if (!tracer.attached() && tracer.error() == ENOSYS) {
+    // qemu-user, which runs the arm64 tests on an x86 machine, implements no ptrace.
+    GTEST_SKIP() << "ptrace is not implemented here (an emulator): the stopped child this needs "
+                    "cannot be made; the native runs check it";
+  }
   ASSERT_TRUE(tracer.attached()) << "cannot trace the child: " << std::strerror(tracer.error());
 
   auto ended = std::async(std::launch::async, [&child] { return child.terminate(200ms); });
