@@ -175,8 +175,10 @@ class GuideWorld {
     }
     std::vector<std::string> full = {"env"};
     full.insert(full.end(), m_env.begin(), m_env.end());
-    full.insert(full.end(), {"GUIDE_OUT=" + redirect, "sh", "-c",
-                             R"(exec "$0" "$@" > "$GUIDE_OUT")", GB10TUNE_BINARY});
+    full.insert(full.end(),
+                {"GUIDE_OUT=" + redirect, "sh", "-c", R"(exec "$0" "$@" > "$GUIDE_OUT")"});
+    const auto tool = tool_argv();
+    full.insert(full.end(), tool.begin(), tool.end());
     full.insert(full.end(), argv.begin(), argv.end());
     CliResult result;
     const auto ran = platform::run_capture(full, std::chrono::seconds(60), 4 * 1024 * 1024);

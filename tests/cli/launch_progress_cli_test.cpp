@@ -80,7 +80,7 @@ std::pair<std::string, int> run_on_terminal(const ProgressFixture& f, unsigned s
       output.append(buffer, static_cast<std::size_t>(n));
     }
   });
-  std::vector<std::string> argv{GB10TUNE_BINARY};
+  std::vector<std::string> argv = tool_argv();
   argv.insert(argv.end(), f.args.begin(), f.args.end());
   platform::Environment env = platform::Environment::current();
   for (const auto& [name, value] : f.env) {

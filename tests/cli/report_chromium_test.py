@@ -19,7 +19,9 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def main():
-    binary, fixtures = sys.argv[1], sys.argv[2]
+    # The tool, behind the emulator that runs it in a cross build (empty natively).
+    binary = os.environ.get("GB10TUNE_TEST_EMULATOR", "").split() + [sys.argv[1]]
+    fixtures = sys.argv[2]
     browser = next((b for b in BROWSERS if shutil.which(b)), None)
     if browser is None:
         print("chromium is not installed: GB10TUNE_CHROMIUM=1 scripts/test.sh installs it")
@@ -28,7 +30,7 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         for state in ("h200", "cpu-server"):
             page = os.path.join(workdir, state + ".html")
-            subprocess.run([binary, "report", "--state", os.path.join(fixtures, state), "-o", page],
+            subprocess.run([*binary, "report", "--state", os.path.join(fixtures, state), "-o", page],
                            check=True, capture_output=True)
             done = subprocess.run(
                 [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -84,7 +84,7 @@ def check_chart_structure(name, root):
 
 def render(binary, state, fmt, workdir):
     out = os.path.join(workdir, f"{os.path.basename(state)}.{fmt}")
-    done = subprocess.run([binary, "report", "--state", state, "--format", fmt, "-o", out],
+    done = subprocess.run([*binary, "report", "--state", state, "--format", fmt, "-o", out],
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     check(done.returncode == 0, f"report {state} {fmt}: exit {done.returncode}: {done.stderr}")
     with open(out, encoding="utf-8") as f:
@@ -242,7 +242,9 @@ def check_markdown(name, text):
 
 
 def main():
-    binary, fixtures = sys.argv[1], sys.argv[2]
+    # The tool, behind the emulator that runs it in a cross build (empty natively).
+    binary = os.environ.get("GB10TUNE_TEST_EMULATOR", "").split() + [sys.argv[1]]
+    fixtures = sys.argv[2]
     with tempfile.TemporaryDirectory() as workdir:
         h200 = render(binary, os.path.join(fixtures, "h200"), "html", workdir)
         check_page("h200", h200, ["memory", "verify", "runs", "roofline", "tune"])

@@ -109,6 +109,16 @@ void expect_golden(const std::string& name, const std::string& actual) {
                                         "checking the change";
 }
 
+std::vector<std::string> tool_argv() {
+  std::vector<std::string> argv;
+  std::istringstream emulator(GB10TUNE_TEST_EMULATOR);
+  for (std::string word; emulator >> word;) {
+    argv.push_back(word);
+  }
+  argv.push_back(GB10TUNE_BINARY);
+  return argv;
+}
+
 CliResult run_binary(const std::vector<std::string>& args) {
   return run_binary(args, {});
 }
@@ -116,12 +126,21 @@ CliResult run_binary(const std::vector<std::string>& args) {
 CliResult run_binary(const std::vector<std::string>& args,
                      const std::vector<std::string>& env_changes) {
   // env(1) applies NAME=VALUE and -u NAME before it runs the binary: no shell involved.
+  // Under an emulator a preload is the emulated program's (qemu's -E), not the emulator's own.
   std::vector<std::string> argv;
+  std::vector<std::string> preload;
+  const bool emulated = !std::string_view(GB10TUNE_TEST_EMULATOR).empty();
   if (!env_changes.empty()) {
     argv.push_back("env");
-    argv.insert(argv.end(), env_changes.begin(), env_changes.end());
+    for (const auto& change : env_changes) {
+      (emulated && change.starts_with("LD_PRELOAD=") ? preload : argv).push_back(change);
+    }
   }
-  argv.push_back(GB10TUNE_BINARY);
+  std::vector<std::string> tool = tool_argv();
+  for (const auto& change : preload) {
+    tool.insert(tool.end() - 1, {"-E", change});
+  }
+  argv.insert(argv.end(), tool.begin(), tool.end());
   argv.insert(argv.end(), args.begin(), args.end());
   const auto run = platform::run_capture(argv, std::chrono::seconds(60), 4 * 1024 * 1024);
   CliResult result;

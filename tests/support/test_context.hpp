@@ -85,6 +85,10 @@ CliResult run_cli_at(const std::filesystem::path& sysroot, const std::string& ma
 // (review the diff before committing it).
 void expect_golden(const std::string& name, const std::string& actual);
 
+// The words that run the built gb10tune: its path, behind the emulator in a cross build
+// (GB10TUNE_TEST_EMULATOR, e.g. qemu-aarch64), which a child of this test cannot exec directly.
+std::vector<std::string> tool_argv();
+
 // Runs the real gb10tune binary with `args` (no shell), capturing stdout+stderr.
 CliResult run_binary(const std::vector<std::string>& args);
 // The same with the environment changed: "NAME=VALUE" sets, "-u" "NAME" removes (env(1)).
