@@ -86,6 +86,175 @@ std::string repack_detail(const plan::RepackPlan& repack) {
   return fmt::format("CPU_REPACK: {}; {}", fmt::join(parts, ", "), repack.basis);
 }
 
+// One row of the plan's table: label, bytes, what they are.
+void add_plan_row(std::string& out, std::string_view label, std::uint64_t bytes,
+                  std::string_view detail) {
+  out += fmt::format("  {:<24}{}  {}\n", label, bytes_cell(bytes), detail);
+}
+
+// The table of a plan that is an estimate (launch --force --overhead on an architecture without
+// layer rules): said first, and the caches shown as unknown rather than as 0.
+void add_estimate_rows(std::string& out, const model::ModelFacts& model,
+                       const plan::MemoryPlan& plan, const TextStyle& style) {
+  const auto row = [&out](std::string_view label, std::uint64_t bytes, std::string_view detail) {
+    add_plan_row(out, label, bytes, detail);
+  };
+  out += fmt::format("{}: {}\n\n", style.bold("ESTIMATE, not a plan"), model.unsupported_reason);
+  row("weights", plan.weights_bytes, "the file's tensor sizes");
+  if (plan.repack_bytes > 0) {
+    row("CPU repack", plan.repack_bytes, repack_detail(plan.repack));
+  }
+  if (plan.projector_bytes > 0) {
+    row("mmproj weights", plan.projector_bytes, "the projector's tensors");
+  }
+  const std::string unknown = fmt::format("{:>12}  {:>16}  ", "unknown", "");
+  for (const char* label : {"KV cache", "recurrent state", "compute buffers", "output buffers"}) {
+    out += fmt::format("  {:<24}{}{}\n", label, unknown, "not modelled: covered by --overhead");
+  }
+  row("runtime", plan.runtime_bytes, "the llama-server process itself (measured)");
+  row("margin (--overhead)", plan.overhead_bytes, "yours: everything the plan does not know");
+  row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+  out += fmt::format("  {:<24}{}\n", "total (estimate)", bytes_cell(plan.total_bytes));
+  if (plan.available_bytes) {
+    out += fmt::format("  available {}: the estimate {} (its KV and buffers unchecked)\n",
+                       format_bytes(*plan.available_bytes), plan.fits ? "fits" : "does not fit");
+  }
+  for (const auto& note : plan.notes) {
+    out += "  note: " + note + "\n";
+  }
+}
+
+// The rows of the weights: the model's, the CPU's repacked copy, the projector's.
+void add_weight_rows(std::string& out, const model::ModelFacts& model,
+                     const plan::PlanConfig& config, const plan::MemoryPlan& plan) {
+  const auto row = [&out](std::string_view label, std::uint64_t bytes, std::string_view detail) {
+    add_plan_row(out, label, bytes, detail);
+  };
+  std::string weights_note =
+      config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)";
+  if (model.unloaded_weight_bytes > 0) {
+    weights_note += fmt::format(
+        "{}(without the nextn block{} llama.cpp skips: {})", weights_note.empty() ? "" : " ",
+        model.unloaded_block_count == 1 ? "" : "s", format_bytes(model.unloaded_weight_bytes));
+  }
+  if (plan.repack.released_bytes > 0) {
+    weights_note += fmt::format(
+        "{}(without {} of repacked originals: {})", weights_note.empty() ? "" : " ",
+        format_bytes(plan.repack.released_bytes),
+        config.repack.mmap ? "outside the mapped range, unmapped" : "loaded without mmap");
+  }
+  row("weights", plan.weights_bytes, weights_note);
+  if (plan.repack_bytes > 0) {
+    row(plan.repack.assumed ? "CPU repack (assumed)" : "CPU repack", plan.repack_bytes,
+        repack_detail(plan.repack));
+  }
+  if (plan.projector) {
+    const plan::ProjectorPlan& mm = *plan.projector;
+    const std::string where = mm.device;
+    row("mmproj weights", mm.weights_bytes,
+        fmt::format("{}, the projector's tensors ({})", where,
+                    config.projector && !config.projector->projector_type.empty()
+                        ? config.projector->projector_type
+                        : std::string("type not set")));
+    row("mmproj compute", mm.compute_bytes,
+        mm.patches == 0 ? where + ", " + mm.basis
+                        : fmt::format("{}, one {}x{} image ({} patches), peak: {}{}", where,
+                                      mm.warmup_side, mm.warmup_side, mm.patches, mm.peak_phase,
+                                      mm.checked ? "" : " (estimated)"));
+    if (mm.host_compute_bytes > 0) {
+      row("mmproj input image", mm.host_compute_bytes,
+          fmt::format("host memory, clip's CPU buffer: the {}x{} f32 image", mm.warmup_side,
+                      mm.warmup_side));
+    }
+  }
+}
+
+// The rows of the caches: KV of each kind, recurrent state, the MTP draft context's KV.
+void add_cache_rows(std::string& out, const model::ModelFacts& model,
+                    const plan::PlanConfig& config, const plan::MemoryPlan& plan) {
+  const auto row = [&out](std::string_view label, std::uint64_t bytes, std::string_view detail) {
+    add_plan_row(out, label, bytes, detail);
+  };
+  row("KV, full attention", plan.kv_full_bytes,
+      fmt::format("{} layers x {} cells x {} stream(s)",
+                  model.kv_layer_count(model::KvScope::full_attention), plan.full_cells,
+                  plan.streams));
+  if (model.kv_layer_count(model::KvScope::sliding_window) > 0) {
+    row("KV, sliding window", plan.kv_swa_bytes,
+        fmt::format("{} layers x {} cells (window {})",
+                    model.kv_layer_count(model::KvScope::sliding_window), plan.swa_cells,
+                    model.sliding_window));
+  }
+  if (model.recurrent_layer_count > 0) {
+    row("recurrent state", plan.recurrent_bytes,
+        fmt::format("{} layers x {} rows{}", model.recurrent_layer_count, plan.recurrent_rows,
+                    config.mtp ? fmt::format(" (slots x (1 + draft n-max {}))", config.draft_n_max)
+                               : std::string()));
+  }
+  if (config.mtp) {
+    row("MTP draft context KV", plan.mtp_kv_bytes,
+        fmt::format("{} layer(s), {}/{}", model.kv_layer_count(model::KvScope::mtp),
+                    type_name(config.draft_cache_k), type_name(config.draft_cache_v)));
+  }
+}
+
+// The rows of the buffers, the runtime, the margins and the calibration.
+void add_buffer_rows(std::string& out, const plan::PlanConfig& config,
+                     const plan::MemoryPlan& plan) {
+  const auto row = [&out](std::string_view label, std::uint64_t bytes, std::string_view detail) {
+    add_plan_row(out, label, bytes, detail);
+  };
+  row("compute buffers", plan.buffers.main.compute(),
+      "main context: " + buffers_detail(plan.buffers.main, config.backend));
+  if (config.mtp) {
+    row("compute, MTP draft", plan.buffers.mtp.compute(),
+        "draft context: " + buffers_detail(plan.buffers.mtp, config.backend));
+  }
+  row("output buffers", plan.output_bytes, "logits (and MTP hidden states), host memory");
+  row("runtime", plan.runtime_bytes,
+      config.backend == plan::PlanBackend::cuda
+          ? fmt::format("process + CUDA: host {:.0f} MiB, device {:.0f} MiB (K22, measured)",
+                        static_cast<double>(plan.runtime.host) / 1048576.0,
+                        static_cast<double>(plan.runtime.device) / 1048576.0)
+          : std::string("the llama-server process itself (measured)"));
+  row("margin (--overhead)", plan.overhead_bytes, "explicit extra margin");
+  row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
+  if (plan.calibration_bytes != 0 || !plan.calibration_source.empty()) {
+    out += fmt::format(
+        "  {:<24}{:>12}  {:>16} B  learned: {}\n", "calibration",
+        fmt::format("{:+.2f} MiB", static_cast<double>(plan.calibration_bytes) / 1048576.0),
+        fmt::format("{:+}", plan.calibration_bytes), plan.calibration_source);
+  }
+}
+
+// The total and the verdict: per device, against MemAvailable, per node, or unchecked.
+void add_plan_verdict(std::string& out, const plan::PlanConfig& config,
+                      const plan::MemoryPlan& plan, const TextStyle& style) {
+  out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
+  if (plan.devices) {
+    out += devices_text(*plan.devices, style);
+    if (!plan.devices->budgets_known) {
+      out += "  " + style.yellow("⚠") + " a budget is unknown: the plan is not checked\n";
+    } else if (!plan.fits) {
+      out += "  " + style.red("DOES NOT FIT") + "\n\n" + what_fits(config, plan) + "\n";
+    }
+  } else if (plan.available_bytes) {
+    out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",
+                       bytes_cell(*plan.available_bytes));
+    const std::string margin = signed_gib(*plan.margin_bytes);
+    out += fmt::format(
+        "  {:<24}{}\n", "margin",
+        plan.fits ? style.green(margin + "  fits") : style.red(margin + "  DOES NOT FIT"));
+    if (!plan.fits) {
+      out += "\n" + what_fits(config, plan) + "\n";
+    }
+  } else if (plan.per_node) {
+    out += "  available               per node, below\n";
+  } else {
+    out += "  available               unknown (/proc/meminfo unreadable): not checked\n";
+  }
+}
+
 }  // namespace
 
 json plan_to_json(const model::ModelFacts& model, const plan::PlanConfig& config,
@@ -213,139 +382,14 @@ std::string render_plan_text(const model::ModelFacts& model, const plan::PlanCon
       config.kv_unified ? " (unified pool, -kvu)" : "", config.slots, config.slots == 1 ? "" : "s",
       plan.ctx_per_slot, type_name(config.cache_k), type_name(config.cache_v),
       config.flash_attention ? ", flash attention" : "");
-  auto row = [&](std::string_view label, std::uint64_t bytes, std::string_view detail) {
-    out += fmt::format("  {:<24}{}  {}\n", label, bytes_cell(bytes), detail);
-  };
   if (plan.estimate) {
-    // launch --force --overhead on an architecture without layer rules: say so first, and
-    // show the caches as unknown rather than as 0.
-    out += fmt::format("{}: {}\n\n", style.bold("ESTIMATE, not a plan"), model.unsupported_reason);
-    row("weights", plan.weights_bytes, "the file's tensor sizes");
-    if (plan.repack_bytes > 0) {
-      row("CPU repack", plan.repack_bytes, repack_detail(plan.repack));
-    }
-    if (plan.projector_bytes > 0) {
-      row("mmproj weights", plan.projector_bytes, "the projector's tensors");
-    }
-    const std::string unknown = fmt::format("{:>12}  {:>16}  ", "unknown", "");
-    for (const char* label : {"KV cache", "recurrent state", "compute buffers", "output buffers"}) {
-      out += fmt::format("  {:<24}{}{}\n", label, unknown, "not modelled: covered by --overhead");
-    }
-    row("runtime", plan.runtime_bytes, "the llama-server process itself (measured)");
-    row("margin (--overhead)", plan.overhead_bytes, "yours: everything the plan does not know");
-    row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
-    out += fmt::format("  {:<24}{}\n", "total (estimate)", bytes_cell(plan.total_bytes));
-    if (plan.available_bytes) {
-      out += fmt::format("  available {}: the estimate {} (its KV and buffers unchecked)\n",
-                         format_bytes(*plan.available_bytes), plan.fits ? "fits" : "does not fit");
-    }
-    for (const auto& note : plan.notes) {
-      out += "  note: " + note + "\n";
-    }
+    add_estimate_rows(out, model, plan, style);
     return out;
   }
-  std::string weights_note =
-      config.mtp || model.mtp_weight_bytes == 0 ? "" : "(MTP blocks not loaded)";
-  if (model.unloaded_weight_bytes > 0) {
-    weights_note += fmt::format(
-        "{}(without the nextn block{} llama.cpp skips: {})", weights_note.empty() ? "" : " ",
-        model.unloaded_block_count == 1 ? "" : "s", format_bytes(model.unloaded_weight_bytes));
-  }
-  if (plan.repack.released_bytes > 0) {
-    weights_note += fmt::format(
-        "{}(without {} of repacked originals: {})", weights_note.empty() ? "" : " ",
-        format_bytes(plan.repack.released_bytes),
-        config.repack.mmap ? "outside the mapped range, unmapped" : "loaded without mmap");
-  }
-  row("weights", plan.weights_bytes, weights_note);
-  if (plan.repack_bytes > 0) {
-    row(plan.repack.assumed ? "CPU repack (assumed)" : "CPU repack", plan.repack_bytes,
-        repack_detail(plan.repack));
-  }
-  if (plan.projector) {
-    const plan::ProjectorPlan& mm = *plan.projector;
-    const std::string where = mm.device;
-    row("mmproj weights", mm.weights_bytes,
-        fmt::format("{}, the projector's tensors ({})", where,
-                    config.projector && !config.projector->projector_type.empty()
-                        ? config.projector->projector_type
-                        : std::string("type not set")));
-    row("mmproj compute", mm.compute_bytes,
-        mm.patches == 0 ? where + ", " + mm.basis
-                        : fmt::format("{}, one {}x{} image ({} patches), peak: {}{}", where,
-                                      mm.warmup_side, mm.warmup_side, mm.patches, mm.peak_phase,
-                                      mm.checked ? "" : " (estimated)"));
-    if (mm.host_compute_bytes > 0) {
-      row("mmproj input image", mm.host_compute_bytes,
-          fmt::format("host memory, clip's CPU buffer: the {}x{} f32 image", mm.warmup_side,
-                      mm.warmup_side));
-    }
-  }
-  row("KV, full attention", plan.kv_full_bytes,
-      fmt::format("{} layers x {} cells x {} stream(s)",
-                  model.kv_layer_count(model::KvScope::full_attention), plan.full_cells,
-                  plan.streams));
-  if (model.kv_layer_count(model::KvScope::sliding_window) > 0) {
-    row("KV, sliding window", plan.kv_swa_bytes,
-        fmt::format("{} layers x {} cells (window {})",
-                    model.kv_layer_count(model::KvScope::sliding_window), plan.swa_cells,
-                    model.sliding_window));
-  }
-  if (model.recurrent_layer_count > 0) {
-    row("recurrent state", plan.recurrent_bytes,
-        fmt::format("{} layers x {} rows{}", model.recurrent_layer_count, plan.recurrent_rows,
-                    config.mtp ? fmt::format(" (slots x (1 + draft n-max {}))", config.draft_n_max)
-                               : std::string()));
-  }
-  if (config.mtp) {
-    row("MTP draft context KV", plan.mtp_kv_bytes,
-        fmt::format("{} layer(s), {}/{}", model.kv_layer_count(model::KvScope::mtp),
-                    type_name(config.draft_cache_k), type_name(config.draft_cache_v)));
-  }
-  row("compute buffers", plan.buffers.main.compute(),
-      "main context: " + buffers_detail(plan.buffers.main, config.backend));
-  if (config.mtp) {
-    row("compute, MTP draft", plan.buffers.mtp.compute(),
-        "draft context: " + buffers_detail(plan.buffers.mtp, config.backend));
-  }
-  row("output buffers", plan.output_bytes, "logits (and MTP hidden states), host memory");
-  row("runtime", plan.runtime_bytes,
-      config.backend == plan::PlanBackend::cuda
-          ? fmt::format("process + CUDA: host {:.0f} MiB, device {:.0f} MiB (K22, measured)",
-                        static_cast<double>(plan.runtime.host) / 1048576.0,
-                        static_cast<double>(plan.runtime.device) / 1048576.0)
-          : std::string("the llama-server process itself (measured)"));
-  row("margin (--overhead)", plan.overhead_bytes, "explicit extra margin");
-  row("prompt cache (RAM)", plan.cache_ram_bytes, "(--cache-ram limit)");
-  if (plan.calibration_bytes != 0 || !plan.calibration_source.empty()) {
-    out += fmt::format(
-        "  {:<24}{:>12}  {:>16} B  learned: {}\n", "calibration",
-        fmt::format("{:+.2f} MiB", static_cast<double>(plan.calibration_bytes) / 1048576.0),
-        fmt::format("{:+}", plan.calibration_bytes), plan.calibration_source);
-  }
-  out += fmt::format("  {:<24}{}\n", style.bold("total"), bytes_cell(plan.total_bytes));
-  if (plan.devices) {
-    out += devices_text(*plan.devices, style);
-    if (!plan.devices->budgets_known) {
-      out += "  " + style.yellow("⚠") + " a budget is unknown: the plan is not checked\n";
-    } else if (!plan.fits) {
-      out += "  " + style.red("DOES NOT FIT") + "\n\n" + what_fits(config, plan) + "\n";
-    }
-  } else if (plan.available_bytes) {
-    out += fmt::format("  {:<24}{}  MemAvailable minus the reserve\n", "available",
-                       bytes_cell(*plan.available_bytes));
-    const std::string margin = signed_gib(*plan.margin_bytes);
-    out += fmt::format(
-        "  {:<24}{}\n", "margin",
-        plan.fits ? style.green(margin + "  fits") : style.red(margin + "  DOES NOT FIT"));
-    if (!plan.fits) {
-      out += "\n" + what_fits(config, plan) + "\n";
-    }
-  } else if (plan.per_node) {
-    out += "  available               per node, below\n";
-  } else {
-    out += "  available               unknown (/proc/meminfo unreadable): not checked\n";
-  }
+  add_weight_rows(out, model, config, plan);
+  add_cache_rows(out, model, config, plan);
+  add_buffer_rows(out, config, plan);
+  add_plan_verdict(out, config, plan, style);
   for (const std::string& note : plan.notes) {
     out += style.yellow("note: ") + note + "\n";
   }
