@@ -6,10 +6,11 @@
 #   kernels   src/kernels, include/gb10tune/kernels: the CUDA code. Includes util and itself.
 #   platform  src/platform, include/gb10tune/platform: the only code that touches the OS.
 #             Includes util and itself, never the core.
-#   core      src/core, every other include/gb10tune folder: the decisions. Reaches the OS only
-#             through platform: includes no OS header and calls no system function itself.
-#   cli       src/cli and src/main.cpp: options and rendering over the core. Nothing below
-#             includes it; it reaches the OS only through platform, like the core.
+#   core      src/core, every other include/gb10tune folder: the decisions, and each command's
+#             text and JSON (src/core/render). Reaches the OS only through platform: includes no
+#             OS header and calls no system function itself.
+#   cli       src/cli and src/main.cpp: options over the core. Nothing below includes it; it
+#             reaches the OS only through platform, like the core.
 #
 # What counts as reaching the OS (for util, the core and the CLI; the kernels talk to the CUDA
 # runtime, and platform is where the rest is):

@@ -8,7 +8,7 @@
 #include "bench_command.hpp"
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/util/spelling.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -178,9 +178,9 @@ int run_cli(int argc, const char* const* argv, Context& ctx) {
       return to_int(ExitCode::ok);  // --help
     }
     if (ctx.json) {
-      const auto doc = report::failure_document(ctx.command, to_int(ExitCode::usage), e.what());
-      *ctx.out << (ctx.command == kJsonLinesCommand ? report::dump_document_line(doc)
-                                                    : report::dump_document(doc));
+      const auto doc = render::failure_document(ctx.command, to_int(ExitCode::usage), e.what());
+      *ctx.out << (ctx.command == kJsonLinesCommand ? render::dump_document_line(doc)
+                                                    : render::dump_document(doc));
     }
     return to_int(ExitCode::usage);
   }

@@ -10,7 +10,7 @@
 #include "failure.hpp"
 #include "gb10tune/bench/measure_bandwidth.hpp"
 #include "gb10tune/platform/interrupt.hpp"
-#include "gb10tune/report/bench_report.hpp"
+#include "gb10tune/render/bench_render.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
 #include "size_option.hpp"
@@ -96,19 +96,19 @@ ExitCode run(const BenchOptions& in, Context& ctx) {
   const ExitCode code = run->interrupted ? after_interrupt(ExitCode::interrupted)
                         : run->all_valid ? ExitCode::ok
                                          : ExitCode::failed;
-  auto doc = report::bandwidth_to_json(*run);
+  auto doc = render::bandwidth_to_json(*run);
   if (code == ExitCode::ok && !in.sweep) {
     save_to_state(ctx, "bench.json", "bench result", doc, false);  // for gb10tune report
   }
   if (in.json) {
     if (code != ExitCode::ok) {
-      report::add_failure(doc, to_int(code),
+      render::add_failure(doc, to_int(code),
                           run->interrupted ? "interrupted: the figures are partial"
                                            : "a case failed or a figure did not validate");
     }
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(doc);
   } else {
-    *ctx.out << report::render_bandwidth_text(*run, ctx.out_style());
+    *ctx.out << render::render_bandwidth_text(*run, ctx.out_style());
   }
   return code;
 }
@@ -127,7 +127,7 @@ Expected<bench::BandwidthRun> run_bandwidth_job(const bench::BandwidthOptions& o
   if (progress) {
     std::ostream* err = ctx.err;
     environment.progress = [err](int index, int total, const bench::CaseOutcome& outcome) {
-      *err << report::render_progress_line(index, total, outcome) << "\n" << std::flush;
+      *err << render::render_progress_line(index, total, outcome) << "\n" << std::flush;
     };
   }
   return bench::measure_bandwidth(options, peak_override, environment);

@@ -10,7 +10,7 @@
 #include "gb10tune/bench/compare.hpp"
 #include "gb10tune/bench/server_result.hpp"
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/render/bench_server_render.hpp"
 #include "gb10tune/util/text_file.hpp"
 
 namespace gb10tune::cli {
@@ -83,9 +83,9 @@ ExitCode run(const CompareOptions& options, Context& ctx) {
   }
   const bench::Comparison comparison = bench::compare_results(*a, *b, options.a, options.b);
   if (options.json) {
-    *ctx.out << report::dump_document(report::comparison_to_json(comparison));
+    *ctx.out << render::dump_document(render::comparison_to_json(comparison));
   } else {
-    *ctx.out << report::render_comparison_text(comparison, ctx.out_style());
+    *ctx.out << render::render_comparison_text(comparison, ctx.out_style());
   }
   if (options.json && !comparison.warning.empty()) {
     *ctx.err << "warning: " << comparison.warning << "\n";

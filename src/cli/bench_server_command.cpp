@@ -10,8 +10,8 @@
 #include "gb10tune/bench/server_bench_setup.hpp"
 #include "gb10tune/bench/server_result.hpp"
 #include "gb10tune/platform/interrupt.hpp"
-#include "gb10tune/report/document.hpp"
-#include "gb10tune/report/server_bench_report.hpp"
+#include "gb10tune/render/bench_server_render.hpp"
+#include "gb10tune/render/document.hpp"
 #include "number_option.hpp"
 
 namespace gb10tune::cli {
@@ -73,11 +73,11 @@ ExitCode print_result(const ServerOptions& options, const bench::ServerBenchResu
     // One document: the result, and why it was not saved when it was not.
     nlohmann::json printed = doc;
     if (!saved) {
-      report::add_failure(printed, to_int(saved.error().code), saved.error().message);
+      render::add_failure(printed, to_int(saved.error().code), saved.error().message);
     }
-    *ctx.out << report::dump_document(printed);
+    *ctx.out << render::dump_document(printed);
   } else {
-    *ctx.out << report::render_server_bench_text(result, ctx.out_style());
+    *ctx.out << render::render_server_bench_text(result, ctx.out_style());
   }
   if (!saved) {
     *ctx.err << "gb10tune bench server: " << saved.error().message << "\n";
@@ -141,7 +141,7 @@ ExitCode run(const ServerOptions& options, Context& ctx) {
   inputs.cancel = &interrupt.flag();
   inputs.progress = [err](int concurrency, int round, int rounds, bool warmup,
                           const std::vector<bench::RequestSample>& samples) {
-    *err << report::render_round_progress(concurrency, round, rounds, warmup, samples) << "\n"
+    *err << render::render_round_progress(concurrency, round, rounds, warmup, samples) << "\n"
          << std::flush;
   };
   *ctx.err << fmt::format("benchmarking {} with {} ({} requests)\n", *url, workload->source,

@@ -12,7 +12,7 @@
 #include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/util/exit_code.hpp"
 
 namespace gb10tune::cli {
@@ -39,7 +39,7 @@ struct Context {
   std::string command;
   bool json = false;
 
-  report::TextStyle out_style() const { return report::TextStyle::for_stream(out_is_tty, env); }
+  render::TextStyle out_style() const { return render::TextStyle::for_stream(out_is_tty, env); }
   // Whether progress on stderr may redraw its line in place: a terminal whose TERM is set and
   // not "dumb" (as ninja decides).
   bool err_redraws() const {

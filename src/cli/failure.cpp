@@ -1,7 +1,7 @@
 #include "failure.hpp"
 
 #include "gb10tune/platform/interrupt.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::cli {
@@ -21,8 +21,8 @@ ExitCode report_failure(Context& ctx, const Error& error, bool one_line) {
   }
   *ctx.err << error.message << "\n";
   if (ctx.json) {
-    const auto doc = report::failure_document(ctx.command, to_int(code), error.message);
-    *ctx.out << (one_line ? report::dump_document_line(doc) : report::dump_document(doc));
+    const auto doc = render::failure_document(ctx.command, to_int(code), error.message);
+    *ctx.out << (one_line ? render::dump_document_line(doc) : render::dump_document(doc));
   }
   return code;
 }

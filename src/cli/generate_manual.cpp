@@ -9,7 +9,7 @@
 #include "command_tree.hpp"
 #include "gb10tune/manual/completion.hpp"
 #include "gb10tune/manual/man_page.hpp"
-#include "gb10tune/report/build_info.hpp"
+#include "gb10tune/render/version_render.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (const manual::CommandEntry* command : manual::all_commands(root)) {
     ok = save_text(dir / "man1" / manual::man_page_file(*command),
-                   manual::render_man_page(root, *command, report::build_info().version));
+                   manual::render_man_page(root, *command, render::build_info().version));
   }
   ok = save_text(dir / "completions" / "gb10tune.bash", manual::render_bash_completion(root)) && ok;
   ok = save_text(dir / "completions" / "_gb10tune", manual::render_zsh_completion(root)) && ok;

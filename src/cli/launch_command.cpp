@@ -13,7 +13,7 @@
 #include "gb10tune/launch/replan_command.hpp"
 #include "gb10tune/launch/what_fits.hpp"
 #include "gb10tune/platform/child_process.hpp"
-#include "gb10tune/report/plan_ahead_report.hpp"
+#include "gb10tune/render/plan_ahead_render.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "launch_start.hpp"
 #include "setting_options.hpp"
@@ -49,15 +49,15 @@ void say_on_stderr(Context& ctx, const launch::LaunchPlan& plan) {
     *ctx.err << "gb10tune launch: " << plan.draft.built.command.context_capped << "\n";
   }
   if (plan.fit && !plan.fit->given_up.empty()) {
-    for (const auto& line : report::describe_fit_changes(*plan.fit)) {
+    for (const auto& line : render::describe_fit_changes(*plan.fit)) {
       *ctx.err << "gb10tune launch: to fit in memory, lowered " << line << "\n";
     }
   }
   const launch::BuiltCommand& built = plan.draft.built;
-  for (const auto& line : report::launch_warnings(built.command, built.environment, built.rules)) {
+  for (const auto& line : render::launch_warnings(built.command, built.environment, built.rules)) {
     *ctx.err << "gb10tune launch: warning: " << line << "\n";
   }
-  for (const auto& line : report::launch_measured(built.rules)) {
+  for (const auto& line : render::launch_measured(built.rules)) {
     *ctx.err << "gb10tune launch: measured by a tune (outranks the rule): ✔ " << line << "\n";
   }
 }
@@ -107,24 +107,24 @@ ExitCode print_export(Context& ctx, const LaunchOptions& in, const launch::Launc
 // The dry run, or a refused start: the preview (text or JSON); a refusal is said on stderr, and
 // in the document with the plan it refused.
 ExitCode show_plan(Context& ctx, const LaunchOptions& in, const launch::LaunchPlan& plan,
-                   const report::LaunchPreview& preview,
+                   const render::LaunchPreview& preview,
                    const std::optional<std::string>& refusal) {
   // The decode ceiling by depth, when a saved probe says this machine's bandwidth.
   const launch::DecodeCeiling ceiling =
       launch::plan_ceiling(plan.draft.model, plan.config, plan.draft.built.command.ctx_per_slot,
                            bench::saved_probe_bandwidth(ctx.env));
   if (in.json) {
-    auto doc = report::launch_to_json(preview);
+    auto doc = render::launch_to_json(preview);
     doc["dry_run"] = in.dry_run;
-    doc["decode_ceiling"] = report::decode_ceiling_json(ceiling);
+    doc["decode_ceiling"] = render::decode_ceiling_json(ceiling);
     if (refusal) {
-      report::add_failure(doc, to_int(ExitCode::memory_refused), *refusal);
+      render::add_failure(doc, to_int(ExitCode::memory_refused), *refusal);
     }
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(doc);
   } else {
-    *ctx.out << report::render_launch_text(preview, ctx.out_style(), in.explain);
+    *ctx.out << render::render_launch_text(preview, ctx.out_style(), in.explain);
     if (ceiling.available) {
-      *ctx.out << '\n' << report::render_decode_ceiling(ceiling);
+      *ctx.out << '\n' << render::render_decode_ceiling(ceiling);
     }
   }
   if (refusal) {
@@ -159,13 +159,13 @@ ExitCode run(LaunchOptions in, Context& ctx) {
   if (!in.print.empty()) {
     return print_export(ctx, in, asked, *plan);
   }
-  const report::LaunchPreview preview = launch::preview_of(*plan);
+  const render::LaunchPreview preview = launch::preview_of(*plan);
   const auto refusal = launch::start_refusal(*plan);
   if (in.dry_run || refusal) {
     return show_plan(ctx, in, *plan, preview, refusal);
   }
   if (in.explain && !in.json) {
-    *ctx.out << report::render_launch_text(preview, ctx.out_style(), true);
+    *ctx.out << render::render_launch_text(preview, ctx.out_style(), true);
   } else {
     say_on_stderr(ctx, *plan);
   }

@@ -48,7 +48,7 @@ Expected<launch::StartResult> start_with_progress(Context& ctx,
 }
 
 // Never a silent switch: a tuned profile for this model and build is named, not used.
-void say_tuned_profile(Context& ctx, const report::LaunchPreview& preview, const std::string& url) {
+void say_tuned_profile(Context& ctx, const render::LaunchPreview& preview, const std::string& url) {
   if (preview.profile_reason == "--profile" || !ctx.connect_server || preview.model_files.empty()) {
     return;
   }
@@ -66,7 +66,7 @@ void say_tuned_profile(Context& ctx, const report::LaunchPreview& preview, const
 // What a start of the previewed command under `lease` asks of the core; a usage Error for a
 // host and port that make no URL.
 Expected<launch::StartRequest> start_request(Context& ctx, const launch::LaunchLease& lease,
-                                             const report::LaunchPreview& preview,
+                                             const render::LaunchPreview& preview,
                                              const launch::LaunchSettings& settings) {
   const std::string url_text = launch::launch_url(settings);
   const auto url = http::parse_url(url_text);
@@ -87,7 +87,7 @@ Expected<launch::StartRequest> start_request(Context& ctx, const launch::LaunchL
 }  // namespace
 
 ExitCode start_foreground(Context& ctx, const launch::LaunchLease& lease,
-                          const report::LaunchPreview& preview,
+                          const render::LaunchPreview& preview,
                           const launch::LaunchSettings& settings,
                           const std::filesystem::path& log) {
   say_removed_variables(ctx, *preview.environment);
@@ -107,7 +107,7 @@ ExitCode start_foreground(Context& ctx, const launch::LaunchLease& lease,
 }
 
 ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
-                      const report::LaunchPreview& preview, const launch::LaunchSettings& settings,
+                      const render::LaunchPreview& preview, const launch::LaunchSettings& settings,
                       bool json) {
   say_removed_variables(ctx, *preview.environment);
   const auto request = start_request(ctx, lease, preview, settings);
@@ -124,7 +124,7 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
                                      ctx.now_iso8601 ? ctx.now_iso8601() : "");
   say_tuned_profile(ctx, preview, url_text);
   if (json) {
-    auto doc = report::launch_to_json(preview);
+    auto doc = render::launch_to_json(preview);
     doc["dry_run"] = false;
     doc["started"] = {{"pid", started->pid},
                       {"url", url_text},
@@ -132,7 +132,7 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
                       {"record", lease.paths.record.string()},
                       {"ready_after_ms", started->to_ready.count()}};
     doc["calibration"] = measured.doc;
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(doc);
   } else {
     const auto seconds = static_cast<double>(started->to_ready.count()) / 1000.0;
     *ctx.out << fmt::format(

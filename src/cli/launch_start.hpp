@@ -5,7 +5,7 @@
 
 #include "context.hpp"
 #include "gb10tune/launch/launch_session.hpp"
-#include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/render/launch_render.hpp"
 
 namespace gb10tune::cli {
 
@@ -13,7 +13,7 @@ namespace gb10tune::cli {
 // waits for /health, measures it and prints the outcome (text or, with `json`, the launch
 // document with "started" and "calibration"); returns the exit code (0, 5 or 130).
 ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
-                      const report::LaunchPreview& preview, const launch::LaunchSettings& settings,
+                      const render::LaunchPreview& preview, const launch::LaunchSettings& settings,
                       bool json);
 
 // `launch --foreground`: after what start_launch says of the environment, becomes the previewed
@@ -21,7 +21,7 @@ ExitCode start_launch(Context& ctx, const launch::LaunchLease& lease,
 // appended to `log`, "" = stdout and stderr), saying so on stderr first. Returns only when that
 // fails: the exit code of the failure (2 for a binary that may not run, 5 otherwise).
 ExitCode start_foreground(Context& ctx, const launch::LaunchLease& lease,
-                          const report::LaunchPreview& preview,
+                          const render::LaunchPreview& preview,
                           const launch::LaunchSettings& settings, const std::filesystem::path& log);
 
 }  // namespace gb10tune::cli

@@ -13,7 +13,7 @@
 #include "gb10tune/launch/target_machine.hpp"
 #include "gb10tune/launch/what_fits.hpp"
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/plan_ahead_report.hpp"
+#include "gb10tune/render/plan_ahead_render.hpp"
 #include "gb10tune/server/known_build.hpp"
 #include "gb10tune/util/line_printer.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -176,11 +176,11 @@ ExitCode run(PlanOptions& o, Context& ctx) {
   }
   const std::string build =
       stand_ins.build ? stand_ins.build->label : fits->launch.argv.front() + " (its --help read)";
-  const report::PlanAheadView view{&*model, &*machine, build, &*fits};
+  const render::PlanAheadView view{&*model, &*machine, build, &*fits};
   if (o.json) {
-    *ctx.out << report::dump_document(report::plan_ahead_json(view));
+    *ctx.out << render::dump_document(render::plan_ahead_json(view));
   } else {
-    *ctx.out << report::render_plan_ahead(view, ctx.out_style());
+    *ctx.out << render::render_plan_ahead(view, ctx.out_style());
   }
   return fits->launch.fits || !fits->launch.available_bytes ? ExitCode::ok
                                                             : ExitCode::memory_refused;

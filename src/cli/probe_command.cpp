@@ -9,8 +9,8 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/probe/probe.hpp"
-#include "gb10tune/report/bench_report.hpp"
-#include "gb10tune/report/probe_report.hpp"
+#include "gb10tune/render/bench_render.hpp"
+#include "gb10tune/render/probe_render.hpp"
 #include "size_option.hpp"
 #include "state_save.hpp"
 
@@ -50,23 +50,23 @@ ExitCode run(const ProbeOptions& options, Context& ctx) {
     bench::BandwidthOptions quick;
     quick.quick = true;
     if (auto run = run_bandwidth_job(quick, std::nullopt, ctx, false)) {
-      result.bandwidth.summary = report::render_bandwidth_summary(*run);
+      result.bandwidth.summary = render::render_bandwidth_summary(*run);
       result.bandwidth.run = std::move(*run);
     } else {
       result.bandwidth.summary = "not run: " + run.error().message;
     }
   }
 
-  const nlohmann::json doc = report::probe_to_json(result);
+  const nlohmann::json doc = render::probe_to_json(result);
   if (options.json) {
     nlohmann::json printed = doc;
     if (!result.errors.empty()) {
-      report::add_failure(printed, to_int(ExitCode::failed),
+      render::add_failure(printed, to_int(ExitCode::failed),
                           fmt::format("{}", fmt::join(result.errors, "; ")));
     }
-    *ctx.out << report::dump_document(printed);
+    *ctx.out << render::dump_document(printed);
   } else {
-    *ctx.out << report::render_probe_text(result, ctx.out_style());
+    *ctx.out << render::render_probe_text(result, ctx.out_style());
   }
   if (!options.no_save) {
     save_to_state(ctx, "probe.json", "probe result", doc, true);

@@ -7,7 +7,7 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/report/report_bundle.hpp"
 #include "gb10tune/report/report_pages.hpp"
 #include "gb10tune/report/report_redact.hpp"
@@ -51,7 +51,7 @@ Expected<std::string> format_for(const ReportOptions& o) {
 
 std::string render(const report::ReportBundle& bundle, const std::string& format) {
   if (format == "json") {
-    return report::dump_document(report::bundle_to_json(bundle));
+    return render::dump_document(report::bundle_to_json(bundle));
   }
   const report::ReportView view = report::make_report_view(bundle);
   return format == "md" ? report::render_report_markdown(view) : report::render_report_html(view);
@@ -121,7 +121,7 @@ ExitCode run(const ReportOptions& o, Context& ctx) {
     *ctx.err << "warning: " << problem << "\n";
   }
   if (o.json && o.out_dir.empty() && o.output.empty()) {
-    *ctx.out << report::dump_document(report::bundle_to_json(*bundle));
+    *ctx.out << render::dump_document(report::bundle_to_json(*bundle));
     return ExitCode::ok;
   }
   Status status;
@@ -144,7 +144,7 @@ ExitCode run(const ReportOptions& o, Context& ctx) {
     return report_failure(ctx, status.error());
   }
   if (o.json) {
-    *ctx.out << report::dump_document(report::bundle_to_json(*bundle));
+    *ctx.out << render::dump_document(report::bundle_to_json(*bundle));
   }
   return ExitCode::ok;
 }

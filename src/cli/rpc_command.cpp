@@ -11,12 +11,12 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
+#include "gb10tune/render/rpc_render.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 #include "gb10tune/rpc/rpc_worker.hpp"
 #include "gb10tune/rpc/worker_start.hpp"
 #include "gb10tune/trust/private_files.hpp"
-#include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/version.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
@@ -43,31 +43,6 @@ struct RpcOptions {
   bool json = false;
   std::vector<RenamedOption> renamed;
 };
-
-std::string gib(std::uint64_t bytes) {
-  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-}
-
-nlohmann::json worker_json(const rpc::WorkerInfo& info) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (std::size_t i = 0; i < info.devices.size(); ++i) {
-    devices.push_back({{"index", i},
-                       {"free_bytes", info.devices[i].free_bytes},
-                       {"total_bytes", info.devices[i].total_bytes}});
-  }
-  return {{"endpoint", info.endpoint.to_string()},
-          {"protocol_version", info.version.to_string()},
-          {"devices", devices}};
-}
-
-std::string worker_text(const rpc::WorkerInfo& info) {
-  std::string out = fmt::format("  protocol: {}\n", info.version.to_string());
-  for (std::size_t i = 0; i < info.devices.size(); ++i) {
-    out += fmt::format("  device {}: {} free of {}\n", i, gib(info.devices[i].free_bytes),
-                       gib(info.devices[i].total_bytes));
-  }
-  return out;
-}
 
 Expected<launch::StatePaths> paths_for(const Context& ctx, int port) {
   const auto dir = trust::private_state_dir(ctx.env);
@@ -102,22 +77,9 @@ ExitCode run_start(const RpcOptions& options, Context& ctx) {
   }
   const std::string bind = request.worker.bind.to_string();
   if (options.json) {
-    auto doc = report::make_document("rpc start");
-    doc["pid"] = started->pid;
-    doc["bind"] = bind;
-    doc["argv"] = started->argv;
-    doc["env_removed"] = started->env_removed;
-    doc["log"] = started->log.string();
-    doc["ready_after_ms"] = started->to_ready.count();
-    doc["worker"] = worker_json(started->info);
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(render::rpc_start_to_json(*started, bind));
   } else {
-    *ctx.out << fmt::format(
-        "RPC worker ready at {} (pid {}, after {:.1f} s)\n{}  command: {}\n  log:     {}\n"
-        "  head:    llama-server --rpc {} …\n  stop:    gb10tune rpc stop --port {}\n",
-        bind, started->pid, static_cast<double>(started->to_ready.count()) / 1000.0,
-        worker_text(started->info), shell_join(started->argv), started->log.string(), bind,
-        options.port);
+    *ctx.out << render::render_rpc_start_text(*started, bind, options.port);
   }
   return ExitCode::ok;
 }
@@ -133,15 +95,9 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
       launch::clear_launch_state(*paths);
       *ctx.err << "gb10tune rpc stop: removed a stale pid file: " << status.why << "\n";
     }
-    if (options.json) {
-      auto doc = report::make_document("rpc stop");
-      doc["port"] = options.port;
-      doc["stopped"] = false;
-      doc["running"] = false;
-      *ctx.out << report::dump_document(doc);
-    } else {
-      *ctx.out << fmt::format("no RPC worker started by gb10tune runs on port {}\n", options.port);
-    }
+    *ctx.out << (options.json
+                     ? render::dump_document(render::rpc_stop_to_json(options.port, nullptr))
+                     : render::render_rpc_stop_text(options.port, nullptr));
     return ExitCode::ok;
   }
   const auto stopped = launch::stop_server(
@@ -149,17 +105,9 @@ ExitCode run_stop(const RpcOptions& options, Context& ctx) {
   if (!stopped) {
     return fail(ctx, stopped.error());
   }
-  if (options.json) {
-    auto doc = report::make_document("rpc stop");
-    doc["port"] = options.port;
-    doc["stopped"] = true;
-    doc["pid"] = stopped->pid;
-    doc["killed"] = stopped->killed;
-    *ctx.out << report::dump_document(doc);
-  } else {
-    *ctx.out << fmt::format("stopped the RPC worker on port {} (pid {}{})\n", options.port,
-                            stopped->pid, stopped->killed ? ", needed SIGKILL" : "");
-  }
+  *ctx.out << (options.json
+                   ? render::dump_document(render::rpc_stop_to_json(options.port, &*stopped))
+                   : render::render_rpc_stop_text(options.port, &*stopped));
   return ExitCode::ok;
 }
 
@@ -184,57 +132,26 @@ ExitCode run_status(const RpcOptions& options, Context& ctx) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     busy = rpc::worker_log_shows_client(text);
   }
+  render::RpcStatusView view;
+  view.endpoint = bind.to_string();
+  view.started_by_gb10tune = status.state == launch::PidFileState::running;
+  if (view.started_by_gb10tune) {
+    view.pid = status.server->pid;
+    view.log = paths->log.string();
+  }
   if (busy) {
-    const std::string why = fmt::format(
+    view.busy = fmt::format(
         "serving a client (its log {} shows a connection still open, i.e. a head's llama-server "
         "uses it); not asked for its memory: rpc-server serves one client at a time",
         paths->log.string());
-    if (options.json) {
-      auto doc = report::make_document("rpc status");
-      doc["endpoint"] = bind.to_string();
-      doc["started_by_gb10tune"] = true;
-      doc["pid"] = status.server->pid;
-      doc["log"] = paths->log.string();
-      doc["busy"] = true;
-      doc["answers"] = nullptr;
-      doc["note"] = why;
-      *ctx.out << report::dump_document(doc);
-    } else {
-      *ctx.out << fmt::format("RPC worker {} started by gb10tune: pid {}, {}\n", bind.to_string(),
-                              status.server->pid, why);
-    }
-    return ExitCode::ok;
-  }
-  const auto info = rpc::query_worker(rpc::query_endpoint(bind), kQueryTimeout);
-  if (options.json) {
-    auto doc = report::make_document("rpc status");
-    doc["busy"] = false;
-    doc["endpoint"] = bind.to_string();
-    doc["started_by_gb10tune"] = status.state == launch::PidFileState::running;
-    if (status.state == launch::PidFileState::running) {
-      doc["pid"] = status.server->pid;
-      doc["log"] = paths->log.string();
-    }
-    doc["answers"] = info.has_value();
-    if (info) {
-      doc["worker"] = worker_json(*info);
-    } else {
-      report::add_failure(doc, to_int(ExitCode::failed), info.error().message);
-    }
-    *ctx.out << report::dump_document(doc);
+  } else if (auto info = rpc::query_worker(rpc::query_endpoint(bind), kQueryTimeout)) {
+    view.info = std::move(*info);
   } else {
-    if (status.state == launch::PidFileState::running) {
-      *ctx.out << fmt::format("RPC worker {} started by gb10tune: pid {}, log {}\n",
-                              bind.to_string(), status.server->pid, paths->log.string());
-    }
-    if (info) {
-      *ctx.out << fmt::format("RPC worker {} answers\n{}", bind.to_string(), worker_text(*info));
-    } else {
-      *ctx.out << fmt::format("RPC worker {} does not answer: {}\n", bind.to_string(),
-                              info.error().message);
-    }
+    view.error = info.error().message;
   }
-  return info ? ExitCode::ok : ExitCode::failed;
+  *ctx.out << (options.json ? render::dump_document(render::rpc_status_to_json(view))
+                            : render::render_rpc_status_text(view));
+  return view.busy.empty() && !view.info ? ExitCode::failed : ExitCode::ok;
 }
 
 // The options every rpc subcommand takes.

@@ -1,7 +1,7 @@
 #include "state_save.hpp"
 
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/trust/private_files.hpp"
 
 namespace gb10tune::cli {
@@ -18,7 +18,7 @@ void save_to_state(Context& ctx, std::string_view file_name, std::string_view wh
     return;
   }
   const auto path = *dir / file_name;
-  if (const Status written = platform::write_file_atomic(path, report::dump_document(doc));
+  if (const Status written = platform::write_file_atomic(path, render::dump_document(doc));
       !written) {
     *ctx.err << "warning: " << what << " not saved: " << written.error().message << "\n";
     return;

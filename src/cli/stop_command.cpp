@@ -1,14 +1,13 @@
 #include "stop_command.hpp"
 
-#include <fmt/format.h>
-
 #include <memory>
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/launch/stop_servers.hpp"
 #include "gb10tune/platform/child_process.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
+#include "gb10tune/render/stop_render.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "number_option.hpp"
 #include "renamed_option.hpp"
@@ -26,86 +25,7 @@ struct StopOptions {
   std::vector<RenamedOption> renamed;
 };
 
-using launch::StopEntry;
 using launch::StopOutcome;
-
-std::string how(const StopEntry& entry) {
-  if (!entry.message.empty()) {
-    return entry.message;
-  }
-  return fmt::format("{} after {:.1f} s", entry.killed ? "killed with SIGKILL" : "ended on SIGTERM",
-                     static_cast<double>(entry.took.count()) / 1000.0);
-}
-
-std::string render_text(const StopOutcome& outcome) {
-  std::string out;
-  if (outcome.stale_removed) {
-    out += fmt::format("the pid file {} was stale: {}; it was removed and nothing was signalled\n",
-                       outcome.pid_file_path, outcome.pid_file.why);
-  }
-  if (outcome.all) {
-    if (outcome.listed.empty()) {
-      out += "no llama-server of yours is running\n";
-    } else {
-      out += fmt::format("llama-server processes of yours ({}):\n", outcome.listed.size());
-      for (const StopEntry& entry : outcome.listed) {
-        out += fmt::format("  pid {:<8} {}{}\n", entry.pid, entry.exe,
-                           entry.launched ? "  (started by gb10tune launch)" : "");
-      }
-    }
-    if (outcome.skipped_other_users > 0) {
-      out += fmt::format("{} llama-server process(es) of other users left alone\n",
-                         outcome.skipped_other_users);
-    }
-  } else if (outcome.entries.empty()) {
-    out += "no llama-server started by gb10tune is running\n";
-  }
-  for (const StopEntry& entry : outcome.entries) {
-    if (entry.stopped && entry.message.empty()) {
-      out += fmt::format("stopped llama-server (pid {}): {}\n", entry.pid, how(entry));
-    } else if (entry.stopped) {
-      out += fmt::format("llama-server (pid {}): {}\n", entry.pid, entry.message);
-    } else {
-      out += fmt::format("could not stop llama-server (pid {}): {}\n", entry.pid, entry.message);
-    }
-  }
-  for (const std::string& worker : outcome.rpc_workers) {
-    out += fmt::format(
-        "RPC worker {} keeps running: stop it there with `gb10tune rpc stop --port "
-        "{}`\n",
-        worker, worker.substr(worker.rfind(':') + 1));
-  }
-  return out;
-}
-
-nlohmann::json render_json(const StopOutcome& outcome) {
-  nlohmann::json doc = report::make_document("stop");
-  nlohmann::json pid_file = {{"path", outcome.pid_file_path},
-                             {"state", launch::pid_file_state_name(outcome.pid_file.state)},
-                             {"removed", outcome.stale_removed}};
-  if (outcome.pid_file.pid > 0) {
-    pid_file["pid"] = outcome.pid_file.pid;
-  }
-  if (!outcome.pid_file.why.empty()) {
-    pid_file["why"] = outcome.pid_file.why;
-  }
-  doc["pid_file"] = pid_file;
-  doc["all"] = outcome.all;
-  nlohmann::json processes = nlohmann::json::array();
-  for (const StopEntry& entry : outcome.entries) {
-    nlohmann::json item = {
-        {"pid", entry.pid},         {"exe", entry.exe},       {"started_by_launch", entry.launched},
-        {"stopped", entry.stopped}, {"killed", entry.killed}, {"took_ms", entry.took.count()}};
-    if (!entry.message.empty()) {
-      item["message"] = entry.message;
-    }
-    processes.push_back(std::move(item));
-  }
-  doc["processes"] = std::move(processes);
-  doc["other_users_skipped"] = outcome.skipped_other_users;
-  doc["rpc_workers_left_running"] = outcome.rpc_workers;
-  return doc;
-}
 
 ExitCode run(const StopOptions& options, Context& ctx) {
   note_renamed(options.renamed, ctx);
@@ -119,13 +39,9 @@ ExitCode run(const StopOptions& options, Context& ctx) {
       launch::find_servers_to_stop(ctx.sysroot, paths, {options.all, platform::current_uid()}),
       milliseconds{static_cast<long>(options.grace_s * 1000.0)});
   if (options.json) {
-    auto doc = render_json(outcome);
-    if (outcome.failed()) {
-      report::add_failure(doc, to_int(ExitCode::failed), "a process could not be stopped");
-    }
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(render::stop_to_json(outcome));
   } else {
-    *ctx.out << render_text(outcome);
+    *ctx.out << render::render_stop_text(outcome);
   }
   return outcome.failed() ? ExitCode::failed : ExitCode::ok;
 }

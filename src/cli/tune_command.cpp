@@ -8,8 +8,8 @@
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
 #include "gb10tune/platform/interrupt.hpp"
-#include "gb10tune/report/document.hpp"
-#include "gb10tune/report/tune_report.hpp"
+#include "gb10tune/render/document.hpp"
+#include "gb10tune/render/tune_render.hpp"
 #include "gb10tune/tune/tune_progress.hpp"
 #include "gb10tune/tune/tune_session.hpp"
 #include "gb10tune/util/line_printer.hpp"
@@ -115,8 +115,8 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
       ctx, printer, tune::metric_label(options.goal, options.concurrency), options.budget_s);
   const tune::TuneRun run = tune::run_tune(options, (*session)->seam(), interrupt.flag());
   printer.finish();
-  nlohmann::json doc = report::make_document("tune");
-  doc.update(report::tune_to_json(run.result));
+  nlohmann::json doc = render::make_document("tune");
+  doc.update(render::tune_to_json(run.result));
   doc["depth"] = (*session)->depth();
   if (!run.journal_warning.empty()) {
     *ctx.err << "warning: the journal could not be written: " << run.journal_warning << "\n";
@@ -142,11 +142,11 @@ ExitCode run(TuneOptionsIn in, Context& ctx) {
   }
   if (in.json) {
     if (failure != nullptr) {
-      report::add_failure(doc, to_int(code), failure->message);
+      render::add_failure(doc, to_int(code), failure->message);
     }
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(doc);
   } else if (run.measured_start) {
-    *ctx.out << report::render_tune(run.result,
+    *ctx.out << render::render_tune(run.result,
                                     ctx.err_columns > 0 ? static_cast<int>(ctx.err_columns) : 80);
   }
   if (failure != nullptr) {

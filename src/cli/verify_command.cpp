@@ -4,7 +4,7 @@
 
 #include "exit_code_footer.hpp"
 #include "failure.hpp"
-#include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/render/verify_render.hpp"
 #include "gb10tune/verify/system_services.hpp"
 #include "gb10tune/verify/verify.hpp"
 #include "state_save.hpp"
@@ -46,14 +46,14 @@ ExitCode run(const VerifyCliOptions& options, Context& ctx) {
   }
 
   const verify::VerifyResult result = verify::run_verify(verify_options, *services);
-  const nlohmann::json doc = report::verify_to_json(result, options.strict);
+  const nlohmann::json doc = render::verify_to_json(result, options.strict);
   save_to_state(ctx, "verify.json", "verify result", doc, false);  // for gb10tune report
   if (options.json) {
-    *ctx.out << report::dump_document(doc);
+    *ctx.out << render::dump_document(doc);
   } else {
-    *ctx.out << report::render_verify_text(result, options.strict, ctx.out_style());
+    *ctx.out << render::render_verify_text(result, options.strict, ctx.out_style());
   }
-  return report::verify_exit_code(result, options.strict) == 0 ? ExitCode::ok : ExitCode::failed;
+  return render::verify_exit_code(result, options.strict) == 0 ? ExitCode::ok : ExitCode::failed;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include "version_output.hpp"
 
-#include "gb10tune/report/build_info.hpp"
+#include "gb10tune/render/version_render.hpp"
 
 namespace gb10tune::cli {
 
@@ -10,9 +10,9 @@ ExitCode print_version(Context& ctx, bool json) {
   if (ctx.gpu != nullptr) {
     nvml = ctx.gpu->query_nvml();
   }
-  const report::VersionReport version = report::make_version_report(report::build_info(), nvml);
-  *ctx.out << (json ? report::dump_document(report::version_json(version))
-                    : report::render_version_text(version));
+  const render::VersionReport version = render::make_version_report(render::build_info(), nvml);
+  *ctx.out << (json ? render::dump_document(render::version_json(version))
+                    : render::render_version_text(version));
   return ExitCode::ok;
 }
 

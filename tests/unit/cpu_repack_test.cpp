@@ -15,7 +15,7 @@
 #include "gb10tune/plan/calibration.hpp"
 #include "gb10tune/plan/expected_memory.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
-#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/render/plan_render.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "gb10tune/verify/checks.hpp"
 #include "support/captured_header.hpp"
@@ -270,10 +270,10 @@ TEST(CpuRepackReport, ARowOfItsOwnInTextAndJson) {
   const auto plan = make_plan(model, config, {});
   ASSERT_TRUE(plan);
   const std::string text =
-      report::render_plan_text(model, config, *plan, report::TextStyle::plain());
+      render::render_plan_text(model, config, *plan, render::TextStyle::plain());
   EXPECT_NE(text.find("CPU repack "), std::string::npos) << text;
   EXPECT_NE(text.find("CPU_REPACK: q4_0 x14"), std::string::npos) << text;
-  const auto doc = report::plan_to_json(model, config, *plan);
+  const auto doc = render::plan_to_json(model, config, *plan);
   EXPECT_EQ(doc["plan"]["repack_bytes"], plan->repack_bytes);
   EXPECT_EQ(doc["plan"]["repack"]["evidence"], "build");
   EXPECT_EQ(doc["plan"]["repack"]["types"][0]["type"], "q4_0");
@@ -283,7 +283,7 @@ TEST(CpuRepackReport, ARowOfItsOwnInTextAndJson) {
   const auto assumed = make_plan(model, config, {});
   ASSERT_TRUE(assumed);
   const std::string unknown =
-      report::render_plan_text(model, config, *assumed, report::TextStyle::plain());
+      render::render_plan_text(model, config, *assumed, render::TextStyle::plain());
   EXPECT_NE(unknown.find("CPU repack (assumed)"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("unknown whether repacked"), std::string::npos) << unknown;
 }

@@ -6,7 +6,7 @@
 
 #include "gb10tune/gguf/gguf_file.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
-#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/render/plan_render.hpp"
 #include "gb10tune/util/text_file.hpp"
 #include "gb10tune/verify/checks.hpp"
 #include "gb10tune/verify/verify.hpp"
@@ -29,7 +29,7 @@ launch::LaunchRecord record_of(const model::ModelFacts& model, const plan::PlanC
   record.expected_weights_bytes = plan.weights_bytes;
   record.expected_kv_bytes = plan.cache_bytes();
   record.expected_load_bytes = plan.load_bytes();
-  record.plan = report::plan_to_json(model, config, plan);
+  record.plan = render::plan_to_json(model, config, plan);
   record.planned = launch::read_recorded_plan(record.plan);
   return record;
 }

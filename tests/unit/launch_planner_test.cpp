@@ -95,7 +95,7 @@ TEST(LaunchPlanner, TheFitLowersWhatTheCommandLineLeftAndRebuildsTheCommand) {
   EXPECT_TRUE(check_export(*plan));
   EXPECT_TRUE(run.notes.empty()) << run.notes.front();
   // The preview shows this plan, not a copy of it.
-  const report::LaunchPreview preview = preview_of(*plan);
+  const render::LaunchPreview preview = preview_of(*plan);
   EXPECT_EQ(preview.plan, &plan->plan);
   EXPECT_EQ(preview.command, &plan->draft.built.command);
   EXPECT_EQ(preview.fit, &*plan->fit);

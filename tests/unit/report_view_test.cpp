@@ -4,8 +4,8 @@
 
 #include <numeric>
 
+#include "gb10tune/render/tune_render.hpp"
 #include "gb10tune/report/report_bundle.hpp"
-#include "gb10tune/report/tune_report.hpp"
 #include "gb10tune/tune/tune_journal.hpp"
 #include "support/report_states.hpp"
 #include "support/test_context.hpp"
@@ -184,7 +184,7 @@ TEST(ReportView, SweepIsTheTuneReportsChartRows) {
   result.start = *journal->start;
   result.candidates = journal->candidates;
   std::string knob;
-  const auto rows = report::tune_sweep_rows(result, knob);
+  const auto rows = render::tune_sweep_rows(result, knob);
   EXPECT_EQ(view.sweep->knob, knob);
   ASSERT_EQ(view.sweep->points.size(), rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {

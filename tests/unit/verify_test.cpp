@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gb10tune/report/verify_report.hpp"
+#include "gb10tune/render/verify_render.hpp"
 #include "support/fake_gpu.hpp"
 #include "support/test_context.hpp"
 

@@ -12,7 +12,7 @@
 #include "gb10tune/model/model_facts.hpp"
 #include "gb10tune/plan/fit.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
-#include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/render/launch_render.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::launch {
@@ -34,7 +34,7 @@ plan::FitRequest launch_fit_request(const LaunchSettings& settings, const Server
 
 // What the fit did.
 struct LaunchFit {
-  report::FitSummary summary;
+  render::FitSummary summary;
   // The settings it lowered, as the layer above the command line ("fit (memory)", the prompt
   // cache in MiB); nullopt when it lowered nothing.
   std::optional<SettingsLayer> lowered;

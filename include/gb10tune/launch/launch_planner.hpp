@@ -2,7 +2,7 @@
 // plan it is checked against, every decision in order: the settings' layers, the model and its
 // projector, the server's --help flags, the command and its clean environment, the budgets, the
 // memory plan, the fit, the workers over RPC, and what is refused. It prints nothing: what it
-// goes on past goes to a NoteSink, and the CLI renders the result (launch_report.hpp).
+// goes on past goes to a NoteSink, and render/launch_render.hpp renders the result.
 //
 // Two steps, so that a start can take the launch lock between them: draft_launch finds
 // everything the memory check does not depend on; plan_launch checks memory.
@@ -23,8 +23,8 @@
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
-#include "gb10tune/report/launch_report.hpp"
-#include "gb10tune/report/node_report.hpp"
+#include "gb10tune/render/launch_render.hpp"
+#include "gb10tune/render/node_plan_render.hpp"
 #include "gb10tune/server/server_build.hpp"
 
 namespace gb10tune::launch {
@@ -87,8 +87,8 @@ struct LaunchPlan {
   plan::CalibrationKey calibration_key;  // the triple a measurement of this server is for
   plan::MemoryPlan plan;
   plan::PlanBudget budget;                // what the plan was checked against (the head's with RPC)
-  std::optional<report::FitSummary> fit;  // nullopt: the fit did not run
-  std::optional<report::RpcPreview> rpc;  // the workers and the plan per node; nullopt: none
+  std::optional<render::FitSummary> fit;  // nullopt: the fit did not run
+  std::optional<render::RpcPreview> rpc;  // the workers and the plan per node; nullopt: none
 };
 
 // Normalizes `request` (normalize_request), reads the settings' layers, finds and reads the
@@ -106,7 +106,7 @@ Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& contex
                                  bool contact_workers);
 
 // The preview of `plan` for rendering; it points into `plan`, which must outlive it.
-report::LaunchPreview preview_of(const LaunchPlan& plan);
+render::LaunchPreview preview_of(const LaunchPlan& plan);
 
 // Why a start of `plan` is refused (its budget, or each node's, is known, it does not fit and
 // not --force): one sentence naming what fits; nullopt when it is not.

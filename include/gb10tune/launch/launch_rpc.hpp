@@ -12,7 +12,7 @@
 #include "gb10tune/launch/launch_budget.hpp"
 #include "gb10tune/launch/launch_record.hpp"
 #include "gb10tune/launch/launch_request.hpp"
-#include "gb10tune/report/node_report.hpp"
+#include "gb10tune/render/node_plan_render.hpp"
 #include "gb10tune/rpc/rpc_client.hpp"
 
 namespace gb10tune::launch {
@@ -48,7 +48,7 @@ Expected<std::vector<std::string>> worker_command(const rpc::Endpoint& endpoint)
 // The plan per node: `plan` (made for `config` without the head's budgets) split over
 // `workers` and the head (`head`, its reserve `head_reserve`), each worker keeping
 // `worker_reserve` free, with each worker's commands. Marks `plan` as planned per node.
-report::RpcPreview plan_rpc_launch(const model::ModelFacts& model, const plan::PlanConfig& config,
+render::RpcPreview plan_rpc_launch(const model::ModelFacts& model, const plan::PlanConfig& config,
                                    plan::MemoryPlan& plan, std::vector<rpc::WorkerInfo> workers,
                                    const HeadBudget& head, const LaunchSizes& sizes,
                                    const std::vector<rpc::Endpoint>& endpoints);

@@ -12,7 +12,7 @@
 #include "gb10tune/launch/server_process.hpp"
 #include "gb10tune/platform/environment.hpp"
 #include "gb10tune/platform/sysroot.hpp"
-#include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/render/launch_render.hpp"
 
 namespace gb10tune::launch {
 
@@ -37,7 +37,7 @@ std::string launch_url(const LaunchSettings& settings);
 // The record of the server started from `preview` (its plan document, the expectations verify
 // compares the process with: over RPC the head's own part, and the rules launch chose or
 // forced), with its files under `paths`, asked on `url`, started at `launched_at`.
-LaunchRecord make_launch_record(const report::LaunchPreview& preview, const StatePaths& paths,
+LaunchRecord make_launch_record(const render::LaunchPreview& preview, const StatePaths& paths,
                                 const std::string& url, const std::string& launched_at);
 
 // What `launch` says when it started `model_path` without --profile and the user has a tuned

@@ -8,7 +8,7 @@
 
 #include "gb10tune/gpu/gpu_backend.hpp"
 #include "gb10tune/platform/environment.hpp"
-#include "gb10tune/report/launch_report.hpp"
+#include "gb10tune/render/launch_render.hpp"
 
 namespace gb10tune::launch {
 
@@ -24,7 +24,7 @@ struct StartMeasurement {
 // `env` at `now`. Over RPC each node's plan against the buffers the head's log (`log`, the text
 // after this start's header) names for it, and nothing is recorded. Never fails: what cannot
 // be measured or recorded is said in the result.
-StartMeasurement measure_started_server(const report::LaunchPreview& preview, int pid,
+StartMeasurement measure_started_server(const render::LaunchPreview& preview, int pid,
                                         gpu::GpuBackend* gpu, const platform::Environment& env,
                                         const std::filesystem::path& log, const std::string& now);
 

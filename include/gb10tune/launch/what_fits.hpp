@@ -90,7 +90,7 @@ struct LaunchChoice {
   bool fitted = false;  // the fit lowered what was asked
   // Over RPC: the workers and the plan per node, whose fit decides `fits`; total_bytes and
   // available_bytes are then over all nodes.
-  std::optional<report::RpcPreview> rpc;
+  std::optional<render::RpcPreview> rpc;
   plan::PlanConfig config;  // its configuration and memory plan, as launch --dry-run shows them
   plan::MemoryPlan memory;
 };

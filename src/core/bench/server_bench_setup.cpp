@@ -10,7 +10,7 @@
 #include "gb10tune/plan/decode_reads.hpp"
 #include "gb10tune/plan/memory_plan.hpp"
 #include "gb10tune/platform/state_dir.hpp"
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "gb10tune/trust/private_files.hpp"
 #include "gb10tune/util/text_file.hpp"
@@ -243,7 +243,7 @@ Expected<std::filesystem::path> save_result(const nlohmann::json& doc, const std
       return made.error();
     }
   }
-  if (const Status written = platform::write_file_atomic(*path, report::dump_document(doc));
+  if (const Status written = platform::write_file_atomic(*path, render::dump_document(doc));
       !written) {
     return written.error();
   }

@@ -10,7 +10,7 @@
 #include "gb10tune/launch/repack_features.hpp"
 #include "gb10tune/launch/server_binary.hpp"
 #include "gb10tune/plan/backend_choice.hpp"
-#include "gb10tune/report/plan_report.hpp"
+#include "gb10tune/render/plan_render.hpp"
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/tune/tuned_profile.hpp"
 #include "gb10tune/util/strings.hpp"
@@ -287,8 +287,8 @@ Expected<LaunchPlan> plan_launch(LaunchDraft draft, const PlannerContext& contex
   return p;
 }
 
-report::LaunchPreview preview_of(const LaunchPlan& p) {
-  report::LaunchPreview preview;
+render::LaunchPreview preview_of(const LaunchPlan& p) {
+  render::LaunchPreview preview;
   preview.model = &p.draft.model;
   for (const auto& shard : p.draft.candidate.shards) {
     preview.model_files.push_back(shard.string());
@@ -318,16 +318,16 @@ std::optional<std::string> start_refusal(const LaunchPlan& p) {
   }
   if (p.rpc) {
     return "the plan does not fit on every node; nothing was started. " +
-           report::rpc_refusal(p.rpc->nodes) + " (--force starts it anyway)";
+           render::rpc_refusal(p.rpc->nodes) + " (--force starts it anyway)";
   }
   return "the plan does not fit in memory; nothing was started. " +
-         report::what_fits(p.config, p.plan) + " (--force starts it anyway)";
+         render::what_fits(p.config, p.plan) + " (--force starts it anyway)";
 }
 
 Status check_export(const LaunchPlan& p) {
   if (p.draft.endpoints.empty() && budget_known(p.plan) && !p.plan.fits && !p.draft.request.force) {
     return Error{"the plan does not fit in memory; nothing was printed. " +
-                     report::what_fits(p.config, p.plan) + " (--force prints it anyway)",
+                     render::what_fits(p.config, p.plan) + " (--force prints it anyway)",
                  ExitCode::memory_refused};
   }
   return {};

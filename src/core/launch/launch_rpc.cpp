@@ -98,11 +98,11 @@ Expected<std::vector<std::string>> worker_command(const rpc::Endpoint& endpoint)
   return rpc::worker_argv(worker);
 }
 
-report::RpcPreview plan_rpc_launch(const model::ModelFacts& model, const plan::PlanConfig& config,
+render::RpcPreview plan_rpc_launch(const model::ModelFacts& model, const plan::PlanConfig& config,
                                    plan::MemoryPlan& plan, std::vector<rpc::WorkerInfo> workers,
                                    const HeadBudget& head, const LaunchSizes& sizes,
                                    const std::vector<rpc::Endpoint>& endpoints) {
-  report::RpcPreview preview;
+  render::RpcPreview preview;
   preview.head_version = rpc::kKnownVersion;
   preview.workers = workers;
   rpc::NodeBudgets nodes;

@@ -42,7 +42,7 @@ std::string launch_url(const LaunchSettings& settings) {
                                                    static_cast<int>(settings.integer("port"))));
 }
 
-LaunchRecord make_launch_record(const report::LaunchPreview& p, const StatePaths& paths,
+LaunchRecord make_launch_record(const render::LaunchPreview& p, const StatePaths& paths,
                                 const std::string& url, const std::string& launched_at) {
   LaunchRecord r;
   r.server_path = p.server_path;
@@ -87,7 +87,7 @@ LaunchRecord make_launch_record(const report::LaunchPreview& p, const StatePaths
     r.expected_load_bytes = head.load_bytes;
     r.expected_on_demand_bytes.reset();
   }
-  r.plan = report::launch_to_json(p);
+  r.plan = render::launch_to_json(p);
   r.planned = read_recorded_plan(r.plan);
   r.rules_chosen = p.rules->ids(RuleAction::chosen);
   r.rules_forced = p.rules->ids(RuleAction::forced);

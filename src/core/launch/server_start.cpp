@@ -307,6 +307,115 @@ Status save_started(const StartRequest& request, int pid, const std::string& exe
 
 using detail::failure_error;
 
+namespace {
+
+// The failure of a server that exited while it started: what its log says, or the kernel's
+// out-of-memory killer for a SIGKILL nobody here sent.
+Error exited_error(const StatePaths& paths, const platform::ChildExit& exit,
+                   const std::string& text, milliseconds elapsed) {
+  StartFailure failure = classify_failure(text, false);
+  std::string how = fmt::format("{} after {}", describe_exit(exit), seconds(elapsed));
+  std::string evidence = failure_evidence(text, failure);
+  if (failure == StartFailure::crashed && exit.signal == SIGKILL) {
+    // Nobody here sent it: on a machine out of memory the kernel's OOM killer does.
+    failure = StartFailure::out_of_memory;
+    evidence =
+        "killed by SIGKILL, most likely by the kernel's out-of-memory killer (see `journalctl "
+        "-k | grep -i oom`)";
+  }
+  platform::append_line(paths.log, fmt::format("==== {} launch: llama-server exited: {}", kToolName,
+                                               failure_name(failure)));
+  clear_launch_state(paths);
+  return failure_error(failure, how, evidence, text, paths.log);
+}
+
+// Waits until the started server answers ready (the request's check, or /health and its log),
+// or fails: interrupted, exited, no progress before the timeout. The time to ready.
+Expected<milliseconds> wait_until_ready(const StartRequest& request, platform::Child& child,
+                                        LogWatcher& log, Clock::time_point spawned_at,
+                                        const ProgressFn& progress,
+                                        const std::atomic<bool>& interrupted) {
+  const StatePaths& paths = request.paths;
+  const int pid = child.pid();
+  const auto fail = [&](StartFailure failure, std::string how) -> Error {
+    std::optional<platform::ChildExit> exit = child.poll();
+    if (!exit) {
+      exit = child.terminate(kStopGrace);
+      how += "; " + stop_words(*exit, pid);
+    }
+    const std::string text = log.text();
+    std::string evidence = failure_evidence(text, failure);
+    platform::append_line(
+        paths.log, fmt::format("==== {} launch: llama-server did not become ready: {}", kToolName,
+                               failure_name(failure)));
+    clear_launch_state(paths);
+    return failure_error(failure, how, evidence, text, paths.log);
+  };
+
+  auto deadline = spawned_at + request.timeout;
+  auto last_progress = Clock::time_point{};
+  std::string last_shown;  // what the last progress call showed
+  int ready_answers = 0;
+  while (true) {
+    const auto iteration = Clock::now();
+    const auto elapsed = std::chrono::duration_cast<milliseconds>(iteration - spawned_at);
+    if (interrupted.load()) {
+      return fail(StartFailure::interrupted, fmt::format("interrupted after {}", seconds(elapsed)));
+    }
+    if (log.update()) {
+      deadline = iteration + request.timeout;  // progress: the timeout starts again
+    }
+    if (const auto exit = child.poll()) {
+      return exited_error(paths, *exit, log.text(), elapsed);
+    }
+    if (progress) {
+      std::string shown = log.progress().describe();
+      if (shown != last_shown || iteration - last_progress >= milliseconds(1000)) {
+        last_shown = std::move(shown);
+        last_progress = iteration;
+        progress(StartProgress{log.progress(), elapsed,
+                               std::chrono::duration_cast<milliseconds>(request.timeout)});
+      }
+    }
+
+    if (request.ready_check) {
+      if (request.ready_check() && !child.poll()) {
+        return std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
+      }
+      if (Clock::now() >= deadline) {
+        return fail(
+            StartFailure::timed_out,
+            fmt::format("no answer on {} and no new log output for {}, {} after the start",
+                        request.url.to_string(), seconds(request.timeout), seconds(elapsed)));
+      }
+      std::this_thread::sleep_until(iteration + kPollInterval);
+      continue;
+    }
+    const auto health =
+        http::http_get(request.url, "/health", kHealthTimeout, http::kSmallAnswerBytes);
+    if (health && http::classify_health(*health) == http::HealthState::ready) {
+      // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
+      // 200) or a few answers in a row rule out another server that took the port.
+      log.update();
+      if (!child.poll() && (log.loaded() || ++ready_answers >= 3)) {
+        return std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
+      }
+      std::this_thread::sleep_for(kPollIntervalLoaded);
+      continue;
+    }
+    ready_answers = 0;
+
+    if (Clock::now() >= deadline) {
+      return fail(StartFailure::timed_out,
+                  fmt::format("no /health 200 and no new log output for {}, {} after the start",
+                              seconds(request.timeout), seconds(elapsed)));
+    }
+    std::this_thread::sleep_until(iteration + (log.loaded() ? kPollIntervalLoaded : kPollInterval));
+  }
+}
+
+}  // namespace
+
 Expected<StartResult> start_server(const StartRequest& request, const ProgressFn& progress,
                                    const std::atomic<bool>& interrupted) {
   const StatePaths& paths = request.paths;
@@ -357,97 +466,12 @@ Expected<StartResult> start_server(const StartRequest& request, const ProgressFn
   }
 
   LogWatcher log(paths.log, region);
-  const auto fail = [&](StartFailure failure, std::string how) -> Error {
-    std::optional<platform::ChildExit> exit = child.poll();
-    if (!exit) {
-      exit = child.terminate(kStopGrace);
-      how += "; " + stop_words(*exit, result.pid);
-    }
-    const std::string text = log.text();
-    std::string evidence = failure_evidence(text, failure);
-    platform::append_line(
-        paths.log, fmt::format("==== {} launch: llama-server did not become ready: {}", kToolName,
-                               failure_name(failure)));
-    clear_launch_state(paths);
-    return failure_error(failure, how, evidence, text, paths.log);
-  };
-
-  auto deadline = spawned_at + request.timeout;
-  auto last_progress = Clock::time_point{};
-  std::string last_shown;  // what the last progress call showed
-  int ready_answers = 0;
-  while (true) {
-    const auto iteration = Clock::now();
-    const auto elapsed = std::chrono::duration_cast<milliseconds>(iteration - spawned_at);
-    if (interrupted.load()) {
-      return fail(StartFailure::interrupted, fmt::format("interrupted after {}", seconds(elapsed)));
-    }
-    if (log.update()) {
-      deadline = iteration + request.timeout;  // progress: the timeout starts again
-    }
-    if (const auto exit = child.poll()) {
-      const std::string text = log.text();
-      StartFailure failure = classify_failure(text, false);
-      std::string how = fmt::format("{} after {}", describe_exit(*exit), seconds(elapsed));
-      std::string evidence = failure_evidence(text, failure);
-      if (failure == StartFailure::crashed && exit->signal == SIGKILL) {
-        // Nobody here sent it: on a machine out of memory the kernel's OOM killer does.
-        failure = StartFailure::out_of_memory;
-        evidence =
-            "killed by SIGKILL, most likely by the kernel's out-of-memory killer (see `journalctl "
-            "-k | grep -i oom`)";
-      }
-      platform::append_line(paths.log, fmt::format("==== {} launch: llama-server exited: {}",
-                                                   kToolName, failure_name(failure)));
-      clear_launch_state(paths);
-      return failure_error(failure, how, evidence, text, paths.log);
-    }
-    if (progress) {
-      std::string shown = log.progress().describe();
-      if (shown != last_shown || iteration - last_progress >= milliseconds(1000)) {
-        last_shown = std::move(shown);
-        last_progress = iteration;
-        progress(StartProgress{log.progress(), elapsed,
-                               std::chrono::duration_cast<milliseconds>(request.timeout)});
-      }
-    }
-
-    if (request.ready_check) {
-      if (request.ready_check() && !child.poll()) {
-        result.to_ready = std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
-        return result;
-      }
-      if (Clock::now() >= deadline) {
-        return fail(
-            StartFailure::timed_out,
-            fmt::format("no answer on {} and no new log output for {}, {} after the start",
-                        request.url.to_string(), seconds(request.timeout), seconds(elapsed)));
-      }
-      std::this_thread::sleep_until(iteration + kPollInterval);
-      continue;
-    }
-    const auto health =
-        http::http_get(request.url, "/health", kHealthTimeout, http::kSmallAnswerBytes);
-    if (health && http::classify_health(*health) == http::HealthState::ready) {
-      // Ours only if our child still runs; the log's "model loaded" (printed as /health turns
-      // 200) or a few answers in a row rule out another server that took the port.
-      log.update();
-      if (!child.poll() && (log.loaded() || ++ready_answers >= 3)) {
-        result.to_ready = std::chrono::duration_cast<milliseconds>(Clock::now() - spawned_at);
-        return result;
-      }
-      std::this_thread::sleep_for(kPollIntervalLoaded);
-      continue;
-    }
-    ready_answers = 0;
-
-    if (Clock::now() >= deadline) {
-      return fail(StartFailure::timed_out,
-                  fmt::format("no /health 200 and no new log output for {}, {} after the start",
-                              seconds(request.timeout), seconds(elapsed)));
-    }
-    std::this_thread::sleep_until(iteration + (log.loaded() ? kPollIntervalLoaded : kPollInterval));
+  auto to_ready = wait_until_ready(request, child, log, spawned_at, progress, interrupted);
+  if (!to_ready) {
+    return to_ready.error();
   }
+  result.to_ready = *to_ready;
+  return result;
 }
 
 }  // namespace gb10tune::launch

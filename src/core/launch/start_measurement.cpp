@@ -70,7 +70,7 @@ std::string this_start_log(const std::filesystem::path& log) {
 // Over RPC: each node's plan against the buffers the head's log names for it (-lv 4), and the
 // head's RSS against its own part. Nothing is recorded as a calibration: the model is split
 // over machines, and the one-machine calibration would learn the wrong lesson.
-StartMeasurement measure_nodes(const report::RpcPreview& rpc, int pid,
+StartMeasurement measure_nodes(const render::RpcPreview& rpc, int pid,
                                const std::filesystem::path& log) {
   StartMeasurement out;
   out.doc = {{"recorded", false},
@@ -109,7 +109,7 @@ StartMeasurement measure_nodes(const report::RpcPreview& rpc, int pid,
 
 }  // namespace
 
-StartMeasurement measure_started_server(const report::LaunchPreview& p, int pid,
+StartMeasurement measure_started_server(const render::LaunchPreview& p, int pid,
                                         gpu::GpuBackend* gpu, const platform::Environment& env,
                                         const std::filesystem::path& log, const std::string& now) {
   if (p.rpc != nullptr) {

@@ -156,16 +156,9 @@ std::uint64_t mapped_extra(const model::ModelFacts& model, const PlanConfig& con
 
 namespace {
 
-// The device and host parts for one assignment, without verdicts.
-DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
-                      const MemoryPlan& plan, const PlanBudget& budget,
-                      std::optional<std::uint32_t> gpu_layers) {
-  DevicePlan out;
-  const std::uint32_t n_layer_all = model.block_count;
-  out.layer_count = n_layer_all + 1;
-  const LayerAssignment where =
-      assign_layers(n_layer_all, gpu_layers, config.tensor_split, budget.gpus);
-  out.gpu_layers = gpu_layers ? std::min(*gpu_layers, out.layer_count) : out.layer_count;
+// One empty part per GPU of the budget.
+std::vector<DevicePart> gpu_parts(const PlanBudget& budget) {
+  std::vector<DevicePart> parts;
   for (const GpuBudget& gpu : budget.gpus) {
     DevicePart part;
     part.name = gpu.name;
@@ -173,40 +166,45 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     part.pci_bus_id = gpu.pci_bus_id;
     part.free_bytes = gpu.free_bytes;
     part.reserve_bytes = gpu.reserve_bytes;
-    out.gpus.push_back(std::move(part));
+    parts.push_back(std::move(part));
   }
-  // The projector's GPU (clip_ctx): one of those, or another one that then holds only the
-  // projector and its CUDA context.
-  int projector_device = -1;
-  const std::uint64_t projector_bytes = plan.projector_bytes + plan.projector_compute_bytes;
-  // On a GPU the projector's input image stays in a host buffer.
-  const std::uint64_t projector_host_bytes =
-      plan.projector && plan.projector->on_device ? plan.projector->host_compute_bytes : 0;
-  if (plan.projector && plan.projector->on_device) {
-    const auto it = std::find_if(out.gpus.begin(), out.gpus.end(), [&](const DevicePart& p) {
-      return p.name == plan.projector->device;
-    });
-    if (it == out.gpus.end()) {
-      DevicePart part;
-      part.name = plan.projector->device;
-      if (budget.projector_gpu && budget.projector_gpu->name == part.name) {
-        part.description = budget.projector_gpu->description;
-        part.pci_bus_id = budget.projector_gpu->pci_bus_id;
-        part.free_bytes = budget.projector_gpu->free_bytes;
-        part.reserve_bytes = budget.projector_gpu->reserve_bytes;
-      } else {
-        part.reserve_bytes =
-            budget.gpus.empty() ? kDefaultGpuReserveBytes : budget.gpus.front().reserve_bytes;
-      }
-      out.gpus.push_back(std::move(part));
-      projector_device = static_cast<int>(out.gpus.size()) - 1;
-    } else {
-      projector_device = static_cast<int>(it - out.gpus.begin());
-    }
+  return parts;
+}
+
+// The projector's GPU (clip_ctx): one of the parts, or another one, added, that then holds only
+// the projector and its CUDA context; -1 when the projector is not on a GPU.
+int projector_part(std::vector<DevicePart>& gpus, const MemoryPlan& plan,
+                   const PlanBudget& budget) {
+  if (!plan.projector || !plan.projector->on_device) {
+    return -1;
   }
+  const auto it = std::find_if(gpus.begin(), gpus.end(), [&](const DevicePart& p) {
+    return p.name == plan.projector->device;
+  });
+  if (it != gpus.end()) {
+    return static_cast<int>(it - gpus.begin());
+  }
+  DevicePart part;
+  part.name = plan.projector->device;
+  if (budget.projector_gpu && budget.projector_gpu->name == part.name) {
+    part.description = budget.projector_gpu->description;
+    part.pci_bus_id = budget.projector_gpu->pci_bus_id;
+    part.free_bytes = budget.projector_gpu->free_bytes;
+    part.reserve_bytes = budget.projector_gpu->reserve_bytes;
+  } else {
+    part.reserve_bytes =
+        budget.gpus.empty() ? kDefaultGpuReserveBytes : budget.gpus.front().reserve_bytes;
+  }
+  gpus.push_back(std::move(part));
+  return static_cast<int>(gpus.size()) - 1;
+}
+
+// Each block's weights and cache, and the output layer's weights, on the part that holds them.
+void place_layers(DevicePlan& out, const model::ModelFacts& model, const PlanConfig& config,
+                  const MemoryPlan& plan, const LayerAssignment& where) {
   HostPart& host = out.host;
   host.weights_bytes = model.input_weight_bytes;  // the input layer stays on the CPU
-  for (std::uint32_t il = 0; il < n_layer_all; ++il) {
+  for (std::uint32_t il = 0; il < model.block_count; ++il) {
     const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
     const bool loaded = layer == nullptr || !layer->mtp || config.mtp;
     const std::uint64_t weights =
@@ -232,19 +230,41 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     out.gpus[static_cast<std::size_t>(output)].output_layer = true;
     out.gpus[static_cast<std::size_t>(output)].weights_bytes += model.output_weight_bytes;
   }
-  // The CPU's weights may be repacked into a copy (with --no-host: cpu_repack.hpp); the
-  // originals outside the mapped range leave memory.
-  const std::uint32_t first_gpu = first_gpu_layer(n_layer_all, gpu_layers);
+}
+
+// The CPU's weights may be repacked into a copy (with --no-host: cpu_repack.hpp); the
+// originals outside the mapped range leave memory.
+void place_repack(HostPart& host, const model::ModelFacts& model, const PlanConfig& config,
+                  std::uint32_t first_gpu) {
   const RepackPlan repack = plan_cpu_repack(model, config.repack, [&](std::int64_t layer) {
     return cpu_holds_layer(model, config.mtp, layer, first_gpu);
   });
   host.repack_bytes = repack.buffer_bytes;
   host.weights_bytes -= std::min(host.weights_bytes, repack.released_bytes);
   host.mapped_extra_bytes = mapped_extra(model, config, first_gpu, repack.repacked);
-  // Every GPU that holds a layer gets a CUDA context and a compute buffer for its part of the
-  // graph (ggml_backend_sched: one buffer per backend), sized here as the whole graph's
-  // device buffer; the MTP draft context's on the device of the MTP block. The projector's
-  // weights and compute buffer go to its GPU, which needs a CUDA context too.
+}
+
+// The projector's bytes: all of them, and the part that stays in host memory when it runs on
+// a GPU (its input image).
+struct ProjectorShare {
+  int device = -1;  // the part of the GPU that holds it, -1 for none
+  std::uint64_t bytes = 0;
+  std::uint64_t host_bytes = 0;
+};
+
+// Which GPUs compute: the ones that hold layers, and the first one with -ngl 0.
+struct GpuCompute {
+  bool any_layers = false;     // a GPU holds a layer (or computes the CPU layers' big ops)
+  int op_offload_device = -1;  // with -ngl 0, the GPU that runs the CPU layers' big-batch ops
+};
+
+// Every GPU that holds a layer gets a CUDA context and a compute buffer for its part of the
+// graph (ggml_backend_sched: one buffer per backend), sized here as the whole graph's
+// device buffer; the MTP draft context's on the device of the MTP block. The projector's
+// weights and compute buffer go to its GPU, which needs a CUDA context too.
+GpuCompute size_gpu_parts(DevicePlan& out, const model::ModelFacts& model, const PlanConfig& config,
+                          const MemoryPlan& plan, const PlanBudget& budget,
+                          const LayerAssignment& where, const ProjectorShare& projector) {
   const int mtp_device =
       model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -1;
   // With -ngl 0 no GPU holds a layer, but the CUDA backend of the first one still runs the
@@ -252,17 +272,17 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   const bool none_offloaded = std::none_of(out.gpus.begin(), out.gpus.end(), [](const auto& p) {
     return !p.layers.empty() || p.output_layer;
   });
-  const int op_offload_device = none_offloaded && !budget.gpus.empty() ? 0 : -1;
-  bool any_layers = false;
+  GpuCompute compute;
+  compute.op_offload_device = none_offloaded && !budget.gpus.empty() ? 0 : -1;
   for (std::size_t i = 0; i < out.gpus.size(); ++i) {
     DevicePart& part = out.gpus[i];
-    const bool computes = static_cast<int>(i) == op_offload_device;
+    const bool computes = static_cast<int>(i) == compute.op_offload_device;
     const bool holds_layers = !part.layers.empty() || part.output_layer || computes;
-    const bool holds_projector = static_cast<int>(i) == projector_device;
+    const bool holds_projector = static_cast<int>(i) == projector.device;
     if (!holds_layers && !holds_projector) {
       continue;
     }
-    any_layers = any_layers || holds_layers;
+    compute.any_layers = compute.any_layers || holds_layers;
     if (holds_layers) {
       part.compute_bytes = plan.buffers.main.compute_device;
     }
@@ -280,22 +300,28 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
     part.service_bytes =
         std::min(part.runtime_bytes, plan.runtime.device - plan.runtime.device_at_load);
     if (holds_projector) {
-      part.projector_bytes = projector_bytes - projector_host_bytes;
+      part.projector_bytes = projector.bytes - projector.host_bytes;
     }
     part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
                        part.runtime_bytes + part.projector_bytes;
   }
+  return compute;
+}
+
+// The host part's buffers, projector, runtime, caches and total.
+void size_host_part(HostPart& host, const MemoryPlan& plan, const ProjectorShare& projector,
+                    const GpuCompute& compute) {
   host.buffers_bytes =
       plan.buffers.main.compute_host + plan.buffers.mtp.compute_host + plan.output_bytes;
-  if (plan.projector && projector_device < 0) {
-    host.projector_bytes = projector_bytes;  // --no-mmproj-offload: in host memory
+  if (plan.projector && projector.device < 0) {
+    host.projector_bytes = projector.bytes;  // --no-mmproj-offload: in host memory
   } else if (plan.projector) {
-    host.projector_bytes = projector_host_bytes;
+    host.projector_bytes = projector.host_bytes;
   }
-  if (!any_layers) {
+  if (!compute.any_layers) {
     // A CPU-only placement computes on the CPU: the device part of the graph is host memory.
     host.buffers_bytes += plan.buffers.main.compute_device + plan.buffers.mtp.compute_device;
-  } else if (op_offload_device >= 0) {
+  } else if (compute.op_offload_device >= 0) {
     host.buffers_bytes += plan.buffers.mtp.compute_device;
   }
   host.runtime_bytes = plan.runtime.host;
@@ -311,6 +337,29 @@ DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
   host.total_bytes = host.calibration_bytes < 0
                          ? (sum > cut ? sum - cut : 0)
                          : sum + static_cast<std::uint64_t>(host.calibration_bytes);
+}
+
+// The device and host parts for one assignment, without verdicts.
+DevicePlan split_with(const model::ModelFacts& model, const PlanConfig& config,
+                      const MemoryPlan& plan, const PlanBudget& budget,
+                      std::optional<std::uint32_t> gpu_layers) {
+  DevicePlan out;
+  const std::uint32_t n_layer_all = model.block_count;
+  out.layer_count = n_layer_all + 1;
+  const LayerAssignment where =
+      assign_layers(n_layer_all, gpu_layers, config.tensor_split, budget.gpus);
+  out.gpu_layers = gpu_layers ? std::min(*gpu_layers, out.layer_count) : out.layer_count;
+  out.gpus = gpu_parts(budget);
+  ProjectorShare projector;
+  projector.device = projector_part(out.gpus, plan, budget);
+  projector.bytes = plan.projector_bytes + plan.projector_compute_bytes;
+  // On a GPU the projector's input image stays in a host buffer.
+  projector.host_bytes =
+      plan.projector && plan.projector->on_device ? plan.projector->host_compute_bytes : 0;
+  place_layers(out, model, config, plan, where);
+  place_repack(out.host, model, config, first_gpu_layer(n_layer_all, gpu_layers));
+  const GpuCompute compute = size_gpu_parts(out, model, config, plan, budget, where, projector);
+  size_host_part(out.host, plan, projector, compute);
   return out;
 }
 

@@ -23,12 +23,9 @@ std::uint64_t pad(std::uint64_t value, std::uint64_t step) {
   return (value + step - 1) / step * step;
 }
 
-// Computes every figure of `config` except the fit search.
-Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& config) {
-  MemoryPlan plan;
-  if (config.slots == 0) {
-    return Error{"the number of slots (-np) must be at least 1", ExitCode::usage};
-  }
+// The context: n_ctx, the cells per slot and per sliding window, the recurrent rows.
+Status plan_context(const model::ModelFacts& model, const PlanConfig& config,
+                    std::uint32_t rollback, MemoryPlan& plan) {
   // An unset context is the training context per stream: llama-server's fit step (on by
   // default) asks for n_ctx_train x n_streams before the context is created.
   const std::uint64_t streams_wanted = config.kv_unified ? 1 : config.slots;
@@ -60,9 +57,13 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
       config.ubatch;
   plan.swa_cells =
       config.swa_full ? plan.full_cells : pad(std::min(plan.full_cells, window_cells), kCellPad);
-  const std::uint32_t rollback = config.mtp && model.recurrent_rollback ? config.draft_n_max : 0;
   plan.recurrent_rows = std::max(1u, config.slots) * (1 + rollback);
+  return {};
+}
 
+// The caches: KV of the full-attention and sliding-window layers (and of the MTP draft
+// context), recurrent state.
+Status plan_caches(const model::ModelFacts& model, const PlanConfig& config, MemoryPlan& plan) {
   const bool v_transposed = !config.flash_attention;
   const auto full = model.kv_bytes_per_cell(KvScope::full_attention, config.cache_k, config.cache_v,
                                             v_transposed);
@@ -82,9 +83,19 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
     }
     plan.mtp_kv_bytes = *mtp * plan.full_cells * plan.streams;
   }
+  return {};
+}
 
-  // Compute and output buffers of the main context and, with draft-mtp, of the draft context
-  // (same n_ctx, n_seq_max, batch sizes; n_outputs_max = slots).
+// llama_context: n_batch = min(n_ctx, -b) for causal models.
+std::uint32_t batch_of(const PlanConfig& config, const MemoryPlan& plan) {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(config.batch, plan.n_ctx));
+}
+
+// The main context's graph (the draft context's has the same n_ctx, n_seq_max and batch
+// sizes).
+GraphShape main_graph_shape(const model::ModelFacts& model, const PlanConfig& config,
+                            const MemoryPlan& plan, std::uint32_t rollback,
+                            std::uint32_t first_gpu) {
   GraphShape shape;
   shape.slots = config.slots;
   shape.ubatch = config.ubatch;
@@ -96,22 +107,23 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   shape.cache_k = config.cache_k;
   shape.cache_v = config.cache_v;
   shape.flash_attention = config.flash_attention;
-  // llama_context: n_batch = min(n_ctx, -b) for causal models.
-  const auto n_batch =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(config.batch, plan.n_ctx));
   shape.outputs_max =
-      server_outputs_max(n_batch, config.slots, config.mtp ? config.draft_n_max : 0);
+      server_outputs_max(batch_of(config, plan), config.slots, config.mtp ? config.draft_n_max : 0);
   shape.state_snapshots = 1 + rollback;
-  // The first block a GPU holds: with CUDA what -ngl leaves, on the CPU backend none.
-  const std::uint32_t first_gpu = config.backend == PlanBackend::cuda
-                                      ? first_gpu_layer(model.block_count, config.gpu_layers)
-                                      : model.block_count + 1;
   if (config.backend == PlanBackend::cuda) {
     // -ngl below the layer count: the first blocks (and with -ngl 0 the output layer) stay in
     // host memory, and the scheduler copies what their offloaded ops read (split_copies.hpp).
     shape.host_blocks = std::min(first_gpu, model.block_count);
     shape.host_output = first_gpu > model.block_count;
   }
+  return shape;
+}
+
+// Compute and output buffers of the main context and, with draft-mtp, of the draft context
+// (n_outputs_max = slots).
+void plan_buffers(const model::ModelFacts& model, const PlanConfig& config, const GraphShape& shape,
+                  MemoryPlan& plan) {
+  const std::uint32_t n_batch = batch_of(config, plan);
   plan.buffers.main = context_buffers(model, shape, config.backend, false);
   if (config.mtp) {
     // The target keeps every token's pre-norm hidden state for the draft (embeddings_nextn,
@@ -124,6 +136,12 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   }
   plan.compute_bytes = plan.buffers.compute();
   plan.output_bytes = plan.buffers.output();
+}
+
+// What the runtime holds beside the buffers: CUDA context and libraries, the KV cells'
+// metadata.
+void plan_runtime(const model::ModelFacts& model, const PlanConfig& config, const GraphShape& shape,
+                  std::uint32_t first_gpu, MemoryPlan& plan) {
   const bool warmup_cublas = config.backend == PlanBackend::cuda &&
                              warmup_loads_cublas(model, {config.flash_attention, config.cache_k,
                                                          config.cache_v, first_gpu});
@@ -146,7 +164,12 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
   plan.runtime.host += plan.kv_cells_bytes;
   plan.runtime.host_at_load += plan.kv_cells_bytes;  // written when the caches are created
   plan.runtime_bytes = plan.runtime.total();
+}
 
+// The weights: what is loaded, what the CPU repacks, what stays mapped beside GPU copies, the
+// projector.
+void plan_weights(const model::ModelFacts& model, const PlanConfig& config, std::uint32_t first_gpu,
+                  MemoryPlan& plan) {
   plan.weights_bytes =
       model.weight_bytes - model.unloaded_weight_bytes - (config.mtp ? 0 : model.mtp_weight_bytes);
   // The weights the CPU computes with (all on the CPU backend; with CUDA the layers -ngl
@@ -171,6 +194,29 @@ Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& c
     plan.projector_compute_bytes =
         plan.projector->compute_bytes + plan.projector->host_compute_bytes;
   }
+}
+
+// Computes every figure of `config` except the fit search.
+Expected<MemoryPlan> compute(const model::ModelFacts& model, const PlanConfig& config) {
+  MemoryPlan plan;
+  if (config.slots == 0) {
+    return Error{"the number of slots (-np) must be at least 1", ExitCode::usage};
+  }
+  const std::uint32_t rollback = config.mtp && model.recurrent_rollback ? config.draft_n_max : 0;
+  if (Status context = plan_context(model, config, rollback, plan); !context) {
+    return context.error();
+  }
+  if (Status caches = plan_caches(model, config, plan); !caches) {
+    return caches.error();
+  }
+  // The first block a GPU holds: with CUDA what -ngl leaves, on the CPU backend none.
+  const std::uint32_t first_gpu = config.backend == PlanBackend::cuda
+                                      ? first_gpu_layer(model.block_count, config.gpu_layers)
+                                      : model.block_count + 1;
+  const GraphShape shape = main_graph_shape(model, config, plan, rollback, first_gpu);
+  plan_buffers(model, config, shape, plan);
+  plan_runtime(model, config, shape, first_gpu, plan);
+  plan_weights(model, config, first_gpu, plan);
   plan.overhead_bytes = config.overhead_bytes;
   plan.cache_ram_bytes = config.cache_ram_bytes;
   // The correction learned elsewhere, bounded for this plan (calibration.hpp).

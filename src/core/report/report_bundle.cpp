@@ -7,7 +7,7 @@
 #include <chrono>
 #include <system_error>
 
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/tune/tune_journal.hpp"
 #include "gb10tune/util/text_file.hpp"
 
@@ -127,7 +127,7 @@ Expected<ReportBundle> load_report_bundle(const fs::path& dir) {
 }
 
 nlohmann::json bundle_to_json(const ReportBundle& bundle) {
-  nlohmann::json doc = make_document("report");
+  nlohmann::json doc = render::make_document("report");
   doc["state_dir"] = bundle.state_dir.string();
   doc["probe"] = part_json(bundle.probe);
   doc["bench"] = part_json(bundle.bench);

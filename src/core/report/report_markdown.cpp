@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "gb10tune/render/text_bar.hpp"
 #include "gb10tune/report/report_pages.hpp"
-#include "gb10tune/report/text_bar.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "report_sections.hpp"
 #include "report_svg.hpp"
@@ -57,15 +57,15 @@ std::string chart_md(const BarChart& chart) {
                                 nice_axis(max).first, chart.unit);
   for (const ChartRow& row : chart.rows) {
     out += fmt::format("{:<{}}  ", row.label, label_width);
-    out += row.value
-               ? text_bar(*row.value, nice_axis(max).first, kBarCells) + "  " + row.value_text +
-                     (row.low ? fmt::format(" [{:.1f}, {:.1f}]", *row.low, *row.high) : "")
-               : row.note;
+    out += row.value ? render::text_bar(*row.value, nice_axis(max).first, kBarCells) + "  " +
+                           row.value_text +
+                           (row.low ? fmt::format(" [{:.1f}, {:.1f}]", *row.low, *row.high) : "")
+                     : row.note;
     out += "\n";
   }
   if (chart.reference) {
     out += fmt::format("{:<{}}  {}\n", chart.reference_label, label_width,
-                       text_bar(*chart.reference, nice_axis(max).first, kBarCells));
+                       render::text_bar(*chart.reference, nice_axis(max).first, kBarCells));
   }
   return out + "```\n\n";
 }
@@ -82,14 +82,15 @@ std::string stack_md(const StackChart& chart) {
   std::string out = "Memory plan, each part against the budget:\n\n```text\n";
   for (const StackSegment& segment : chart.segments) {
     out += fmt::format("{:<{}}  {}  {}\n", segment.label, label_width,
-                       text_bar(static_cast<double>(segment.bytes), max, kBarCells),
+                       render::text_bar(static_cast<double>(segment.bytes), max, kBarCells),
                        format_bytes(segment.bytes));
   }
   out += fmt::format("{:<{}}  {}  {}\n", "total", label_width,
-                     text_bar(static_cast<double>(total), max, kBarCells), format_bytes(total));
+                     render::text_bar(static_cast<double>(total), max, kBarCells),
+                     format_bytes(total));
   if (chart.measured) {
     out += fmt::format("{:<{}}  {}  {}\n", "measured", label_width,
-                       text_bar(static_cast<double>(*chart.measured), max, kBarCells),
+                       render::text_bar(static_cast<double>(*chart.measured), max, kBarCells),
                        format_bytes(*chart.measured));
   }
   return out + "```\n\n";

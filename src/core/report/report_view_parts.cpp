@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gb10tune/report/tune_report.hpp"
+#include "gb10tune/render/tune_render.hpp"
 #include "gb10tune/tune/tune_result.hpp"
 #include "report_json_fields.hpp"
 
@@ -187,7 +187,7 @@ std::optional<SweepView> sweep_view(const ReportBundle& bundle) {
     return std::nullopt;
   }
   std::string knob;
-  const std::vector<SweepRow> rows = tune_sweep_rows(*result, knob);
+  const std::vector<render::SweepRow> rows = render::tune_sweep_rows(*result, knob);
   const json& header = field(bundle.tune->doc, "header");
   SweepView view{knob,
                  text(field(header, "goal")),
@@ -195,7 +195,7 @@ std::optional<SweepView> sweep_view(const ReportBundle& bundle) {
                  text(field(header, "started_at")),
                  {},
                  static_cast<int>(result->candidates.size())};
-  for (const SweepRow& row : rows) {
+  for (const render::SweepRow& row : rows) {
     if (row.measured != nullptr) {
       view.points.push_back({number_text(row.value), measurement_figure(*row.measured),
                              row.outcome.empty() ? "incumbent" : row.outcome});

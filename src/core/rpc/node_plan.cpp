@@ -41,14 +41,21 @@ void judge_node(NodePart& part) {
   part.fits = part.margin_bytes && *part.margin_bytes >= 0;
 }
 
-}  // namespace
-
-NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& config,
-                    const plan::MemoryPlan& plan, const NodeBudgets& budgets) {
-  NodePlan out;
-  // llama.cpp's device list: every worker's devices, then the head's own.
+// llama.cpp's device list (every worker's devices, then the head's own) and the node of each.
+struct NodeDevices {
   std::vector<plan::GpuBudget> devices;
   std::vector<std::size_t> node_of_device;
+  std::size_t head_index = 0;  // the head's node, after the workers'
+
+  // The node of `device` (of the assignment: -1 the head's CPU).
+  std::size_t node_of(int device) const {
+    return device < 0 ? head_index : node_of_device[static_cast<std::size_t>(device)];
+  }
+};
+
+// One node per worker, then the head's, and the devices they offer.
+NodeDevices list_nodes(NodePlan& out, const NodeBudgets& budgets) {
+  NodeDevices listed;
   for (std::size_t w = 0; w < budgets.workers.size(); ++w) {
     const WorkerInfo& worker = budgets.workers[w];
     NodePart part;
@@ -58,19 +65,19 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
     part.free_is_total = !worker.devices.empty() && worker.free_bytes() == worker.total_bytes();
     for (const DeviceMemory& memory : worker.devices) {
       plan::GpuBudget device;
-      device.name = "RPC" + std::to_string(devices.size());
+      device.name = "RPC" + std::to_string(listed.devices.size());
       device.description = part.node;
       // A device that reports nothing is split by the head's CPU memory (llama.cpp #18577).
       device.free_bytes = memory.free_bytes == 0 && memory.total_bytes == 0
                               ? budgets.head_mem_available
                               : std::optional<std::uint64_t>(memory.free_bytes);
       part.devices.push_back(device.name);
-      devices.push_back(device);
-      node_of_device.push_back(w);
+      listed.devices.push_back(device);
+      listed.node_of_device.push_back(w);
     }
     out.nodes.push_back(std::move(part));
   }
-  const std::size_t head_index = out.nodes.size();
+  listed.head_index = out.nodes.size();
   NodePart head;
   head.node = "head";
   head.input_layer = true;
@@ -79,76 +86,91 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   head.devices.push_back("CPU");
   for (const plan::GpuBudget& own : budgets.head_devices) {
     head.devices.push_back(own.name);
-    devices.push_back(own);
-    node_of_device.push_back(head_index);
+    listed.devices.push_back(own);
+    listed.node_of_device.push_back(listed.head_index);
   }
   out.nodes.push_back(std::move(head));
+  return listed;
+}
 
-  const std::uint32_t n_layer_all = model.block_count;
-  out.layer_count = n_layer_all + 1;
-  out.gpu_layers =
-      config.gpu_layers ? std::min(*config.gpu_layers, out.layer_count) : out.layer_count;
-  const plan::LayerAssignment where =
-      plan::assign_layers(n_layer_all, config.gpu_layers, config.tensor_split, devices);
-  const auto node_of = [&](int device) {
-    return device < 0 ? head_index : node_of_device[static_cast<std::size_t>(device)];
-  };
-  std::vector<bool> device_used(devices.size(), false);
+// Which devices hold a layer, and whether the head's CPU does.
+struct DeviceUse {
+  std::vector<bool> device_used;
   bool head_cpu_layers = false;
-  NodePart& head_part = out.nodes[head_index];
-  head_part.weights_bytes = model.input_weight_bytes;  // the input layer: the head's CPU
-  for (std::uint32_t il = 0; il < n_layer_all; ++il) {
+};
+
+// Each block's weights and cache, and the output layer's weights, on the node that holds them.
+DeviceUse place_node_layers(NodePlan& out, const model::ModelFacts& model,
+                            const plan::PlanConfig& config, const plan::MemoryPlan& plan,
+                            const plan::LayerAssignment& where, const NodeDevices& listed) {
+  DeviceUse use;
+  use.device_used.assign(listed.devices.size(), false);
+  out.nodes[listed.head_index].weights_bytes =
+      model.input_weight_bytes;  // the input layer: the head's CPU
+  for (std::uint32_t il = 0; il < model.block_count; ++il) {
     const model::LayerFacts* layer = il < model.layers.size() ? &model.layers[il] : nullptr;
     const bool loaded = layer == nullptr || !layer->mtp || config.mtp;
     const std::uint64_t weights =
         loaded && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
     const int device = where.device_of[il];
-    NodePart& part = out.nodes[node_of(device)];
+    NodePart& part = out.nodes[listed.node_of(device)];
     part.layers.push_back(il);
     part.weights_bytes += weights;
     part.cache_bytes += plan::layer_cache_bytes(model, config, plan, il);
     if (device >= 0) {
-      device_used[static_cast<std::size_t>(device)] = true;
+      use.device_used[static_cast<std::size_t>(device)] = true;
     } else {
-      head_cpu_layers = true;
+      use.head_cpu_layers = true;
     }
   }
   const int output = where.output_device();
-  NodePart& output_part = out.nodes[node_of(output)];
+  NodePart& output_part = out.nodes[listed.node_of(output)];
   output_part.output_layer = true;
   output_part.weights_bytes += model.output_weight_bytes;
   if (output >= 0) {
-    device_used[static_cast<std::size_t>(output)] = true;
+    use.device_used[static_cast<std::size_t>(output)] = true;
   } else {
-    head_cpu_layers = true;
+    use.head_cpu_layers = true;
   }
+  return use;
+}
 
-  // Compute buffers: each device that holds a layer sizes its part of the graph (modelled as
-  // the whole graph's device buffer, as for discrete GPUs); the MTP draft context's on the
-  // device of the MTP block. The head keeps the inputs (and, with layers on its CPU, their
-  // part of the graph).
+// Compute buffers: each device that holds a layer sizes its part of the graph (modelled as
+// the whole graph's device buffer, as for discrete GPUs); the MTP draft context's on the
+// device of the MTP block. The head keeps the inputs (and, with layers on its CPU, their
+// part of the graph).
+void add_compute_buffers(NodePlan& out, const model::ModelFacts& model,
+                         const plan::PlanConfig& config, const plan::MemoryPlan& plan,
+                         const plan::LayerAssignment& where, const NodeDevices& listed,
+                         const DeviceUse& use) {
   const plan::BufferPlan buffers = offloaded_buffers(model, config, plan);
   const int mtp_device =
       model.has_mtp() && config.mtp ? where.device_of[model.main_layer_count] : -2;
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (!device_used[d]) {
+  for (std::size_t d = 0; d < listed.devices.size(); ++d) {
+    if (!use.device_used[d]) {
       continue;
     }
-    NodePart& part = out.nodes[node_of_device[d]];
+    NodePart& part = out.nodes[listed.node_of_device[d]];
     part.compute_bytes += buffers.main.compute_device;
     if (static_cast<int>(d) == mtp_device) {
       part.compute_bytes += buffers.mtp.compute_device;
     }
   }
+  NodePart& head_part = out.nodes[listed.head_index];
   head_part.compute_bytes += buffers.main.compute_host + buffers.mtp.compute_host;
-  if (head_cpu_layers || devices.empty()) {
+  if (use.head_cpu_layers || listed.devices.empty()) {
     head_part.compute_bytes += buffers.main.compute_device;
     if (mtp_device == -1) {
       head_part.compute_bytes += buffers.mtp.compute_device;
     }
   }
-  // The processes: rpc-server on each worker (a CUDA worker holds a CUDA context too), the
-  // head's llama-server as the plan's runtime for its backend.
+}
+
+// The processes: rpc-server on each worker (a CUDA worker holds a CUDA context too), the
+// head's llama-server as the plan's runtime for its backend, with the projector and the
+// head's host memory beside the buffers.
+void add_processes(NodePlan& out, const model::ModelFacts& model, const plan::MemoryPlan& plan,
+                   const NodeBudgets& budgets, std::size_t head_index) {
   for (std::size_t w = 0; w < head_index; ++w) {
     NodePart& part = out.nodes[w];
     // In service: the same whether or not the warm-up loads cuBLAS.
@@ -156,6 +178,7 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
                              ? kCpuWorkerRuntimeBytes
                              : plan::runtime_memory(model, plan::PlanBackend::cuda).total();
   }
+  NodePart& head_part = out.nodes[head_index];
   head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
   if (!budgets.head_devices.empty()) {
     head_part.runtime_bytes += plan.runtime.device;
@@ -168,13 +191,18 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
   head_part.host_bytes = plan.calibration_bytes < 0
                              ? (host_extra > cut ? host_extra - cut : 0)
                              : host_extra + static_cast<std::uint64_t>(plan.calibration_bytes);
+}
 
+// Each node's totals and verdict, and the plan's: whether all fit, the first short, the
+// tightest.
+void judge_nodes(NodePlan& out, const plan::MemoryPlan& plan, std::size_t head_index) {
   out.budgets_known = true;
   out.fits = true;
   std::int64_t least = std::numeric_limits<std::int64_t>::max();
-  for (NodePart& part : out.nodes) {
+  for (std::size_t n = 0; n < out.nodes.size(); ++n) {
+    NodePart& part = out.nodes[n];
     part.buffer_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes;
-    if (&part == &head_part) {
+    if (n == head_index) {
       part.buffer_bytes += plan.output_bytes;
     }
     part.load_bytes = part.buffer_bytes + part.runtime_bytes;
@@ -199,6 +227,23 @@ NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& conf
       out.tightest = part.node;
     }
   }
+}
+
+}  // namespace
+
+NodePlan plan_nodes(const model::ModelFacts& model, const plan::PlanConfig& config,
+                    const plan::MemoryPlan& plan, const NodeBudgets& budgets) {
+  NodePlan out;
+  const NodeDevices listed = list_nodes(out, budgets);
+  out.layer_count = model.block_count + 1;
+  out.gpu_layers =
+      config.gpu_layers ? std::min(*config.gpu_layers, out.layer_count) : out.layer_count;
+  const plan::LayerAssignment where = plan::assign_layers(model.block_count, config.gpu_layers,
+                                                          config.tensor_split, listed.devices);
+  const DeviceUse use = place_node_layers(out, model, config, plan, where, listed);
+  add_compute_buffers(out, model, config, plan, where, listed, use);
+  add_processes(out, model, plan, budgets, listed.head_index);
+  judge_nodes(out, plan, listed.head_index);
   return out;
 }
 

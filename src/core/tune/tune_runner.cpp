@@ -13,6 +13,20 @@ namespace gb10tune::tune {
 namespace {
 
 // Why a step of the loop did not go on.
+// How a candidate is applied: its knob's way, or, for several knobs changed at once, by
+// restart when any of them needs one.
+ApplyMode apply_mode_of(const std::vector<KnobPlan>& knobs, const Candidate& candidate) {
+  const KnobPlan* knob = nullptr;
+  for (const KnobPlan& plan : knobs) {
+    if (plan.knob != nullptr && plan.knob->setting == candidate.setting) {
+      knob = &plan;
+    }
+  }
+  const bool restart =
+      restart_settings(knobs, candidate.settings) != restart_settings(knobs, candidate.incumbent);
+  return knob != nullptr ? knob->mode : restart ? ApplyMode::restart : ApplyMode::per_request;
+}
+
 struct Halt {
   StopReason reason = StopReason::failed;
   std::optional<Error> error;  // for failed
@@ -303,18 +317,7 @@ std::optional<Halt> TuneLoop::try_candidate(const Candidate& candidate) {
   emit(TuneEventKind::candidate, candidate);
   CandidateResult result;
   result.candidate = candidate;
-  const KnobPlan* knob = nullptr;
-  for (const KnobPlan& plan : m_options.knobs) {
-    if (plan.knob != nullptr && plan.knob->setting == candidate.setting) {
-      knob = &plan;
-    }
-  }
-  const bool restart = restart_settings(m_options.knobs, candidate.settings) !=
-                       restart_settings(m_options.knobs, candidate.incumbent);
-  // Several knobs changed at once are applied by restart when any of them needs one.
-  result.mode = knob != nullptr ? knob->mode
-                : restart       ? ApplyMode::restart
-                                : ApplyMode::per_request;
+  result.mode = apply_mode_of(m_options.knobs, candidate);
   if (needs_restart(candidate.settings)) {
     // Never start what the plan says does not fit (an over-commit freezes a GB10).
     const auto checked = m_seam.plan(candidate.settings);

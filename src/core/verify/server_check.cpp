@@ -202,18 +202,24 @@ std::vector<Finding> check_smoke(ServerProbe& probe, ServerAnswers* answers) {
   return {finding};
 }
 
-Finding check_speculative(const Expectations& planned, const Expectations* flags,
-                          const ServerAnswers& answers) {
-  Finding finding;
-  finding.id = "speculative-decoding";
-  finding.fact = "K4";
-  finding.summary = "the server drafts as planned";
+namespace {
 
-  // What the server runs: /slots first (each slot says whether it has a draft context), then
-  // the smoke completion's draft_n, then the process's own flags.
+// What the sources say about drafting: whether the server runs a draft context (and which
+// source said so first), whether the smoke completion drafted, and every source's words.
+struct DraftingSeen {
   std::optional<bool> running;
   std::string running_source;
+  std::optional<bool> drafted;
   std::vector<std::string> said;
+};
+
+DraftingSeen drafting_seen(const Expectations& planned, const Expectations* flags,
+                           const ServerAnswers& answers) {
+  // What the server runs: /slots first (each slot says whether it has a draft context), then
+  // the smoke completion's draft_n, then the process's own flags.
+  DraftingSeen seen;
+  std::optional<bool>& running = seen.running;
+  std::vector<std::string>& said = seen.said;
   if (answers.slots) {
     std::size_t known = 0;
     std::size_t on = 0;
@@ -223,14 +229,14 @@ Finding check_speculative(const Expectations& planned, const Expectations* flags
     }
     if (known > 0) {
       running = on > 0;
-      running_source = "/slots";
+      seen.running_source = "/slots";
       said.push_back(
           fmt::format("/slots: {} of {} speculative", on, plural(answers.slots->size(), "slot")));
     } else {
       said.push_back("/slots: this build does not say (no `speculative` field)");
     }
   }
-  std::optional<bool> drafted;
+  std::optional<bool>& drafted = seen.drafted;
   if (answers.smoke) {
     const auto& smoke = *answers.smoke;
     drafted = smoke.draft_n && *smoke.draft_n > 0;
@@ -239,14 +245,14 @@ Finding check_speculative(const Expectations& planned, const Expectations* flags
                             : std::string("smoke completion: no draft_n in its timings"));
     if (!running) {
       running = drafted;
-      running_source = "the smoke completion";
+      seen.running_source = "the smoke completion";
     }
   }
   if (flags != nullptr) {
     said.push_back("flags: " + spec_text(*flags));
     if (!running && flags->spec_type) {
       running = flags->speculative;
-      running_source = "the flags";
+      seen.running_source = "the flags";
     }
   }
   if (planned.source == "launch record") {
@@ -266,6 +272,23 @@ Finding check_speculative(const Expectations& planned, const Expectations* flags
         "server runs)",
         *answers.props->request_spec_types));
   }
+
+  return seen;
+}
+
+}  // namespace
+
+Finding check_speculative(const Expectations& planned, const Expectations* flags,
+                          const ServerAnswers& answers) {
+  Finding finding;
+  finding.id = "speculative-decoding";
+  finding.fact = "K4";
+  finding.summary = "the server drafts as planned";
+  const DraftingSeen seen = drafting_seen(planned, flags, answers);
+  const std::optional<bool>& running = seen.running;
+  const std::string& running_source = seen.running_source;
+  const std::optional<bool>& drafted = seen.drafted;
+  const std::vector<std::string>& said = seen.said;
 
   // What was planned: the launch record's or the flags' setting; without one, the model's
   // MTP head says it should be on (K4).

@@ -9,6 +9,7 @@
 #include "gb10tune/sys/gb10.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
+#include "verify_targets.hpp"
 
 namespace gb10tune::verify {
 
@@ -46,45 +47,6 @@ std::optional<std::string> argv_value(const std::vector<std::string>& argv,
     }
   }
   return value;
-}
-
-std::string describe_process(const sys::ServerCandidate& process) {
-  return fmt::format("pid {} ({}{})", process.stat.pid,
-                     process.exe ? process.exe->path : std::string("executable unreadable"),
-                     process.argv.empty() ? "" : fmt::format(", argv[0] {}", process.argv.front()));
-}
-
-// A note on a process that carries the name but is not checked.
-Finding skipped_note(const sys::ServerCandidate& process) {
-  Finding note;
-  note.id = "not-a-server";
-  note.severity = Severity::warn;
-  note.summary = "a process named llama-server that is not one";
-  switch (process.kind) {
-    case sys::CandidateKind::exited:
-      note.id = "exited-server";
-      note.evidence = fmt::format(
-          "pid {} ({}) has exited and is a zombie: its parent (pid {}) has not reaped it",
-          process.stat.pid, process.stat.comm, process.stat.ppid);
-      note.fix = "nothing to check in a dead process; restart the server";
-      break;
-    case sys::CandidateKind::script:
-      note.evidence = fmt::format(
-          "{} is a script run by {}, not the server; not checked (its environment is not the "
-          "server's)",
-          describe_process(process), process.exe ? process.exe->basename() : "?");
-      note.fix = fmt::format(
-          "check the server it starts with --pid, or name the script "
-          "something other than {}",
-          sys::kServerName);
-      break;
-    default:
-      note.evidence = fmt::format("{} is named {} but runs another program; not checked",
-                                  describe_process(process), sys::kServerName);
-      note.fix = "pass --pid to check it anyway";
-      break;
-  }
-  return note;
 }
 
 // The file the server's stderr goes to (/proc/<pid>/fd/2) when it is a file: a server started
@@ -163,154 +125,6 @@ Expectations record_expectations(const launch::LaunchRecord& record) {
   return expected;
 }
 
-// The checks of the process group; false when the process cannot be checked further.
-bool check_process(const sys::ServerCandidate& process, const launch::LaunchRecord* record,
-                   std::vector<Finding>& findings) {
-  Finding identity;
-  identity.id = "process-identity";
-  identity.summary = "the process is a running llama-server";
-  const int pid = process.stat.pid;
-  switch (process.kind) {
-    case sys::CandidateKind::exited:
-      identity.severity = Severity::fail;
-      identity.evidence = fmt::format(
-          "pid {} ({}) has exited (state {}): a zombie its parent (pid {}) has not reaped", pid,
-          process.stat.comm, process.stat.state, process.stat.ppid);
-      identity.fix = "restart the server (gb10tune launch)";
-      findings.push_back(std::move(identity));
-      return false;
-    case sys::CandidateKind::script:
-      identity.severity = Severity::fail;
-      identity.evidence = fmt::format(
-          "pid {} runs {}: a script, not llama-server; its environment is not the server's", pid,
-          process.exe->path);
-      identity.fix = "pass the pid of the llama-server it started";
-      findings.push_back(std::move(identity));
-      return false;
-    case sys::CandidateKind::other:
-      identity.severity = Severity::fail;
-      identity.evidence = fmt::format(
-          "pid {} is not a llama-server: it runs {} (comm {}); its executable is unreadable ({})",
-          pid, process.argv.empty() ? std::string("no command line") : process.argv.front(),
-          process.stat.comm, process.exe_error ? process.exe_error->message : "exe unreadable");
-      identity.fix = "pass the pid of a llama-server (pgrep -x llama-server lists them)";
-      findings.push_back(std::move(identity));
-      return false;
-    case sys::CandidateKind::foreign:
-      identity.severity = Severity::warn;
-      identity.evidence = fmt::format("pid {} runs {}, not a file named {}", pid, process.exe->path,
-                                      sys::kServerName);
-      identity.fix = "check that this is the server you meant";
-      break;
-    case sys::CandidateKind::server:
-      if (!process.exe) {
-        identity.severity = Severity::warn;
-        identity.evidence = process.exe_error ? process.exe_error->message : "exe unreadable";
-        identity.fix = "run 'sudo gb10tune verify' to see the server's executable";
-      } else if (process.exe->deleted) {
-        identity.severity = Severity::warn;
-        identity.fact = "K15";
-        identity.evidence =
-            fmt::format("{} was replaced or deleted after pid {} started: it runs an older build",
-                        process.exe->path, pid);
-        identity.fix = "restart the server to run the installed build";
-      } else {
-        identity.evidence = fmt::format("pid {} runs {}", pid, process.exe->path);
-      }
-      break;
-  }
-  if (record != nullptr) {
-    identity.evidence += fmt::format(", started by gb10tune launch at {}", record->launched_at);
-  }
-  findings.push_back(std::move(identity));
-  return true;
-}
-
-struct Target {
-  sys::ServerCandidate process;
-  std::string found_by;
-  const launch::LaunchRecord* record = nullptr;
-};
-
-// Which processes to check, and notes about the search.
-std::vector<Target> select_targets(const VerifyOptions& options, const VerifyServices& services,
-                                   VerifyResult& result) {
-  const platform::Sysroot& root = *services.root;
-  std::vector<Target> targets;
-  const launch::LaunchRecord* record = services.record ? &*services.record : nullptr;
-  const auto record_matches = [&](const sys::ServerCandidate& process) {
-    return record != nullptr && process.stat.pid == record->pid &&
-           process.stat.start_time_ticks == record->start_time_ticks;
-  };
-
-  if (options.pid) {
-    auto process = sys::inspect_process(root, *options.pid);
-    if (!process) {
-      result.no_server =
-          fmt::format("no process {} is running ({})", *options.pid, process.error().message);
-      return targets;
-    }
-    const bool matches = record_matches(*process);
-    targets.push_back({std::move(process).value(), "--pid", matches ? record : nullptr});
-    return targets;
-  }
-
-  if (record != nullptr) {
-    auto process = sys::inspect_process(root, record->pid);
-    if (process && record_matches(*process)) {
-      targets.push_back({std::move(process).value(), "launch record", record});
-      return targets;
-    }
-    Finding stale;
-    stale.id = "stale-launch-record";
-    stale.severity = Severity::warn;
-    stale.summary = "the server gb10tune launched is running";
-    stale.fix = "start the server with gb10tune launch to have it checked against its plan";
-    if (!process) {
-      stale.evidence =
-          fmt::format("{} names pid {}, which is not running", services.record_path, record->pid);
-    } else {
-      stale.evidence = fmt::format(
-          "{} names pid {} started at tick {}, but pid {} is now another process (started at "
-          "tick {}, {}): the pid was reused",
-          services.record_path, record->pid, record->start_time_ticks, record->pid,
-          process->stat.start_time_ticks, process->exe ? process->exe->path : process->stat.comm);
-    }
-    result.notes.push_back(std::move(stale));
-  } else if (services.pid_file_pid) {
-    auto process = sys::inspect_process(root, *services.pid_file_pid);
-    if (process && process->kind == sys::CandidateKind::server && process->exe &&
-        process->exe->basename() == sys::kServerName) {
-      targets.push_back({std::move(process).value(), "pid file", nullptr});
-      return targets;
-    }
-    Finding stale;
-    stale.id = "stale-pid-file";
-    stale.severity = Severity::warn;
-    stale.summary = "the pid file names a running llama-server";
-    stale.evidence = process
-                         ? fmt::format("the pid file names pid {}, now {}", *services.pid_file_pid,
-                                       process->exe ? process->exe->path : process->stat.comm)
-                         : fmt::format("the pid file names pid {}, which is not running",
-                                       *services.pid_file_pid);
-    stale.fix = "remove the stale pid file (gb10tune stop does)";
-    result.notes.push_back(std::move(stale));
-  }
-
-  for (sys::ServerCandidate& process : sys::find_llama_servers(root)) {
-    if (sys::is_running_server(process)) {
-      const bool matches = record_matches(process);
-      targets.push_back({std::move(process), "scan", matches ? record : nullptr});
-    } else {
-      result.notes.push_back(skipped_note(process));
-    }
-  }
-  if (targets.empty()) {
-    result.no_server = "no llama-server is running";
-  }
-  return targets;
-}
-
 }  // namespace
 
 Expectations expectations_from_record(const launch::LaunchRecord& record) {
@@ -360,174 +174,227 @@ std::string log_from_process(const std::vector<std::string>& argv,
   return argv_value(argv, {"--log-file"}).value_or(log);
 }
 
-VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& services) {
-  VerifyResult result;
-  std::vector<Target> targets = select_targets(options, services, result);
-  if (targets.empty()) {
-    return result;
-  }
+namespace {
+
+// What verify reads from the machine once, for every server it checks.
+struct MachineReadings {
   std::optional<gpu::NvmlReport> nvml;
   std::optional<sys::CpuInfo> cpu;
   bool cpu_read = false;
-  for (Target& target : targets) {
-    ServerReport report;
-    report.pid = target.process.stat.pid;
-    report.exe = target.process.exe ? target.process.exe->path : std::string();
-    report.found_by = target.found_by;
+};
 
-    CheckGroup process{"process", {}};
-    const bool checkable = check_process(target.process, target.record, process.findings);
-    if (!checkable) {
-      report.groups.push_back(std::move(process));
-      result.servers.push_back(std::move(report));
-      continue;
-    }
-    ProcessSnapshot snapshot = take_snapshot(*services.root, target.process);
-    if (snapshot.changed) {
-      Finding gone;
-      gone.id = "process-stable";
-      gone.severity = Severity::fail;
-      gone.summary = "the process stayed the same while it was read";
-      gone.evidence = fmt::format("pid {} exited (or was reused) while verify read it", report.pid);
-      gone.fix = "run gb10tune verify again";
-      process.findings.push_back(std::move(gone));
-      report.groups.push_back(std::move(process));
-      result.servers.push_back(std::move(report));
-      continue;
-    }
-    report.groups.push_back(std::move(process));
-    report.groups.push_back({"environment", check_environment(snapshot)});
+// The finding of a process that exited (or whose pid was reused) while verify read it.
+Finding process_changed(int pid) {
+  Finding gone;
+  gone.id = "process-stable";
+  gone.severity = Severity::fail;
+  gone.summary = "the process stayed the same while it was read";
+  gone.evidence = fmt::format("pid {} exited (or was reused) while verify read it", pid);
+  gone.fix = "run gb10tune verify again";
+  return gone;
+}
 
-    Expectations expected;
+// The flag findings, or one warning that the flags could not be checked.
+FlagsOutcome check_flags_of(const ProcessSnapshot& snapshot, const Target& target,
+                            const VerifyServices& services) {
+  FlagsOutcome flags;
+  if (services.check_flags) {
+    return services.check_flags(snapshot, target.record);
+  }
+  Finding skipped;
+  skipped.id = "flags";
+  skipped.fact = "K16";
+  skipped.severity = Severity::warn;
+  skipped.summary = "flags checked against the rules";
+  skipped.evidence = services.flags_unavailable.empty()
+                         ? std::string("not checked")
+                         : "not checked: " + services.flags_unavailable;
+  flags.findings.push_back(std::move(skipped));
+  return flags;
+}
+
+// The server's log: the launch record's, else the process's --log-file, else the file its
+// stderr goes to; "" when there is none.
+std::string server_log_path(const Target& target, const ProcessSnapshot& snapshot,
+                            const platform::Sysroot& root) {
+  std::string log_path = target.record != nullptr ? target.record->log_path : std::string();
+  if (log_path.empty()) {
+    log_path = log_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
+  }
+  if (log_path.empty()) {
+    log_path = stderr_file_of(root, target.process.stat.pid);
+  }
+  return log_path;
+}
+
+// The memory and flags groups: the flag findings confirmed by the GPU evidence and noted with
+// what launch did about them, GPU advice marked not applicable where there is no GPU.
+void add_memory_and_flags(ServerReport& report, const Target& target,
+                          const ProcessSnapshot& snapshot, std::vector<Finding> flag_findings,
+                          const Expectations& expected, const gpu::NvmlReport& nvml,
+                          const GpuLogEvidence* gpu_evidence, const platform::Sysroot& root) {
+  std::vector<Finding> memory = check_memory(snapshot, nvml, expected, gpu_evidence);
+  for (Finding& finding : flag_findings) {
+    confirm_gpu_layers(finding, gpu_evidence, nvml, report.pid, expected);
     if (target.record != nullptr) {
-      expected = expectations_from_record(*target.record);
+      // What its launch did about the rule: chosen by launch's own settings (⚠, as launch
+      // warned) or passed with --force (✘, saying so).
+      launch::note_launch_action(finding, launch::recorded_action(*target.record, finding.id));
     }
-    FlagsOutcome flags;
-    if (services.check_flags) {
-      flags = services.check_flags(snapshot, target.record);
-    } else {
-      Finding skipped;
-      skipped.id = "flags";
-      skipped.fact = "K16";
-      skipped.severity = Severity::warn;
-      skipped.summary = "flags checked against the rules";
-      skipped.evidence = services.flags_unavailable.empty()
-                             ? std::string("not checked")
-                             : "not checked: " + services.flags_unavailable;
-      flags.findings.push_back(std::move(skipped));
-    }
-    if (target.record == nullptr) {
-      expected = flags.expected;
-    }
+  }
+  // No GPU here (and no RPC workers holding layers): GPU advice is not applied blindly.
+  const bool rpc_head = target.record != nullptr && target.record->planned.rpc;
+  const bool gpu_seen = sys::nvidia_gpu_count(root) > 0 || sys::is_gb10_machine(root);
+  if (const auto why = gpu_checks_not_applicable(gpu_seen, nvml); why && !rpc_head) {
+    mark_gpu_checks_not_applicable(memory, *why);
+    mark_gpu_checks_not_applicable(flag_findings, *why);
+  }
+  report.groups.push_back({"memory", std::move(memory)});
+  report.groups.push_back({"flags", std::move(flag_findings)});
+}
 
-    if (!nvml) {
-      nvml = services.nvml ? services.nvml() : gpu::NvmlReport{};
-    }
+// The URL to ask: --url, else the launch record's, else the one the flags name, else the one
+// the process's arguments and environment make.
+std::string server_url(const VerifyOptions& options, const Target& target,
+                       const FlagsOutcome& flags, const ProcessSnapshot& snapshot) {
+  if (!options.url.empty()) {
+    return options.url;
+  }
+  if (target.record != nullptr && !target.record->url.empty()) {
+    return target.record->url;
+  }
+  if (!flags.url.empty()) {
+    return flags.url;
+  }
+  return url_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
+}
 
-    // The log is read before the memory and flag findings: it is their evidence too.
-    std::string log_path = target.record != nullptr ? target.record->log_path : std::string();
-    if (log_path.empty()) {
-      log_path = log_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
-    }
-    if (log_path.empty()) {
-      log_path = stderr_file_of(*services.root, report.pid);
-    }
-    std::optional<Expected<std::string>> log_text;
-    std::optional<GpuLogEvidence> gpu_log;
-    if (!log_path.empty() && services.read_log) {
-      log_text = services.read_log(log_path);
-      if (*log_text) {
-        gpu_log = read_gpu_evidence(**log_text, log_path);
-      }
-    }
-    const GpuLogEvidence* gpu_evidence = gpu_log ? &*gpu_log : nullptr;
+// The server group (its answers, then speculative decoding when it answered) and, with
+// --smoke, the smoke group.
+void add_server_groups(ServerReport& report, const VerifyOptions& options,
+                       const VerifyServices& services, const Expectations& expected,
+                       const FlagsOutcome& flags) {
+  std::unique_ptr<ServerProbe> probe = services.connect(report.url);
+  ServerAnswers answers;
+  std::vector<Finding> server = check_server(*probe, expected, report.url, &answers);
+  const bool answered = server.size() > 1;  // /health said ready
+  std::vector<Finding> smoke;
+  if (options.smoke) {
+    smoke = check_smoke(*probe, &answers);
+  }
+  if (answered) {
+    server.push_back(
+        check_speculative(expected, services.check_flags ? &flags.expected : nullptr, answers));
+  }
+  report.groups.push_back({"server", std::move(server)});
+  if (options.smoke) {
+    report.groups.push_back({"smoke", std::move(smoke)});
+  }
+}
 
-    std::vector<Finding> memory = check_memory(snapshot, *nvml, expected, gpu_evidence);
-    for (Finding& finding : flags.findings) {
-      confirm_gpu_layers(finding, gpu_evidence, *nvml, report.pid, expected);
-      if (target.record != nullptr) {
-        // What its launch did about the rule: chosen by launch's own settings (⚠, as launch
-        // warned) or passed with --force (✘, saying so).
-        launch::note_launch_action(finding, launch::recorded_action(*target.record, finding.id));
-      }
+// The log group: the checks of the log read, or a warning that it could not be read.
+void add_log_group(ServerReport& report, const Expected<std::string>& log_text,
+                   const std::string& log_path, const Target& target,
+                   const ProcessSnapshot& snapshot, const VerifyServices& services,
+                   MachineReadings& readings) {
+  if (!readings.cpu_read) {
+    readings.cpu_read = true;
+    if (auto info = sys::read_cpuinfo(*services.root)) {
+      readings.cpu = std::move(*info);
     }
-    // No GPU here (and no RPC workers holding layers): GPU advice is not applied blindly.
-    const bool rpc_head = target.record != nullptr && target.record->planned.rpc;
-    const bool gpu_seen =
-        sys::nvidia_gpu_count(*services.root) > 0 || sys::is_gb10_machine(*services.root);
-    if (const auto why = gpu_checks_not_applicable(gpu_seen, *nvml); why && !rpc_head) {
-      mark_gpu_checks_not_applicable(memory, *why);
-      mark_gpu_checks_not_applicable(flags.findings, *why);
-    }
-    report.groups.push_back({"memory", std::move(memory)});
-    report.groups.push_back({"flags", std::move(flags.findings)});
-    // A head launched with --rpc: its workers, without disturbing them.
-    if (rpc_head) {
-      std::string_view head_log;
-      if (log_text && *log_text) {
-        head_log = latest_run(**log_text);
-      }
-      report.groups.push_back(
-          {"rpc", check_rpc_workers(*target.record->planned.rpc, head_log,
-                                    target.record->server_path, services.rpc_workers)});
-    }
+  }
+  if (!log_text) {
+    Finding unread;
+    unread.id = "server-log";
+    unread.severity = Severity::warn;
+    unread.summary = "the server's log can be read";
+    unread.evidence = log_text.error().message;
+    unread.fix = "run with sudo, or check --log-file";
+    report.groups.push_back({"log", {std::move(unread)}});
+    return;
+  }
+  LogCheckSources sources;
+  sources.launched = target.record != nullptr;
+  if (services.build_system_info) {
+    sources.binary_system_info = [&services, &snapshot] {
+      return services.build_system_info(snapshot);
+    };
+  }
+  report.groups.push_back(
+      {"log", check_log(*log_text, log_path, readings.cpu ? &*readings.cpu : nullptr, sources)});
+}
 
-    if (!options.url.empty()) {
-      report.url = options.url;
-    } else if (target.record != nullptr && !target.record->url.empty()) {
-      report.url = target.record->url;
-    } else if (!flags.url.empty()) {
-      report.url = flags.url;
-    } else {
-      report.url = url_from_process(target.process.argv, snapshot.env ? &*snapshot.env : nullptr);
-    }
-    if (services.connect) {
-      std::unique_ptr<ServerProbe> probe = services.connect(report.url);
-      ServerAnswers answers;
-      std::vector<Finding> server = check_server(*probe, expected, report.url, &answers);
-      const bool answered = server.size() > 1;  // /health said ready
-      std::vector<Finding> smoke;
-      if (options.smoke) {
-        smoke = check_smoke(*probe, &answers);
-      }
-      if (answered) {
-        server.push_back(
-            check_speculative(expected, services.check_flags ? &flags.expected : nullptr, answers));
-      }
-      report.groups.push_back({"server", std::move(server)});
-      if (options.smoke) {
-        report.groups.push_back({"smoke", std::move(smoke)});
-      }
-    }
+// Every check of one process, in the order of its report's groups: process, environment,
+// memory, flags, rpc (a head launched with --rpc), server and smoke (when it is asked), log.
+ServerReport verify_server(const Target& target, const VerifyOptions& options,
+                           const VerifyServices& services, MachineReadings& readings) {
+  ServerReport report;
+  report.pid = target.process.stat.pid;
+  report.exe = target.process.exe ? target.process.exe->path : std::string();
+  report.found_by = target.found_by;
 
-    if (log_text) {
-      if (!cpu_read) {
-        cpu_read = true;
-        if (auto info = sys::read_cpuinfo(*services.root)) {
-          cpu = std::move(*info);
-        }
-      }
-      if (const Expected<std::string>& text = *log_text) {
-        LogCheckSources sources;
-        sources.launched = target.record != nullptr;
-        if (services.build_system_info) {
-          sources.binary_system_info = [&services, &snapshot] {
-            return services.build_system_info(snapshot);
-          };
-        }
-        report.groups.push_back(
-            {"log", check_log(*text, log_path, cpu ? &*cpu : nullptr, sources)});
-      } else {
-        Finding unread;
-        unread.id = "server-log";
-        unread.severity = Severity::warn;
-        unread.summary = "the server's log can be read";
-        unread.evidence = text.error().message;
-        unread.fix = "run with sudo, or check --log-file";
-        report.groups.push_back({"log", {std::move(unread)}});
-      }
+  CheckGroup process{"process", {}};
+  if (!check_process(target.process, target.record, process.findings)) {
+    report.groups.push_back(std::move(process));
+    return report;
+  }
+  const ProcessSnapshot snapshot = take_snapshot(*services.root, target.process);
+  if (snapshot.changed) {
+    process.findings.push_back(process_changed(report.pid));
+    report.groups.push_back(std::move(process));
+    return report;
+  }
+  report.groups.push_back(std::move(process));
+  report.groups.push_back({"environment", check_environment(snapshot)});
+
+  FlagsOutcome flags = check_flags_of(snapshot, target, services);
+  const Expectations expected =
+      target.record != nullptr ? expectations_from_record(*target.record) : flags.expected;
+  if (!readings.nvml) {
+    readings.nvml = services.nvml ? services.nvml() : gpu::NvmlReport{};
+  }
+
+  // The log is read before the memory and flag findings: it is their evidence too.
+  const std::string log_path = server_log_path(target, snapshot, *services.root);
+  std::optional<Expected<std::string>> log_text;
+  std::optional<GpuLogEvidence> gpu_log;
+  if (!log_path.empty() && services.read_log) {
+    log_text = services.read_log(log_path);
+    if (*log_text) {
+      gpu_log = read_gpu_evidence(**log_text, log_path);
     }
-    result.servers.push_back(std::move(report));
+  }
+  add_memory_and_flags(report, target, snapshot, std::move(flags.findings), expected,
+                       *readings.nvml, gpu_log ? &*gpu_log : nullptr, *services.root);
+  // A head launched with --rpc: its workers, without disturbing them.
+  if (target.record != nullptr && target.record->planned.rpc) {
+    std::string_view head_log;
+    if (log_text && *log_text) {
+      head_log = latest_run(**log_text);
+    }
+    report.groups.push_back(
+        {"rpc", check_rpc_workers(*target.record->planned.rpc, head_log, target.record->server_path,
+                                  services.rpc_workers)});
+  }
+
+  report.url = server_url(options, target, flags, snapshot);
+  if (services.connect) {
+    add_server_groups(report, options, services, expected, flags);
+  }
+  if (log_text) {
+    add_log_group(report, *log_text, log_path, target, snapshot, services, readings);
+  }
+  return report;
+}
+
+}  // namespace
+
+VerifyResult run_verify(const VerifyOptions& options, const VerifyServices& services) {
+  VerifyResult result;
+  const std::vector<Target> targets = select_targets(options, services, result);
+  MachineReadings readings;
+  for (const Target& target : targets) {
+    result.servers.push_back(verify_server(target, options, services, readings));
   }
   return result;
 }

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gb10tune/report/document.hpp"
+#include "gb10tune/render/document.hpp"
 #include "gb10tune/util/strings.hpp"
 
 namespace gb10tune::watch {
@@ -95,7 +95,7 @@ std::string render_event_text(const Event& event, const std::string& at) {
 }
 
 json event_to_json(const Event& event, const std::string& at) {
-  json doc = report::make_document("watch");
+  json doc = render::make_document("watch");
   doc["event"] = event_name(event.kind);
   doc["at"] = at.empty() ? json(nullptr) : json(at);
   doc["t_s"] = event.t_s;
