@@ -152,14 +152,21 @@ bool replaced_exists(const StartRequest& request) {
   return stat && stat->start_time_ticks == request.replaces->start_time_ticks;
 }
 
+// The program a start runs, by name: llama-server, or an RPC worker's rpc-server.
+std::string program_name(const StartRequest& request) {
+  return request.argv.empty() ? std::string(sys::kServerName)
+                              : fs::path(request.argv.front()).filename().string();
+}
+
 // The refusal of a start whose port is taken: nothing was started.
-Error port_taken(const std::string& host, int port, const std::string& holder) {
-  return Error{
-      fmt::format("llama-server was not started: port in use ({} is taken{}); nothing was "
-                  "started. Stop what holds it (`ss -ltnp 'sport = :{}'` names it; `gb10tune "
-                  "stop` for a server gb10tune launched) or choose another --port.",
-                  format_host_port(host, port), holder, port),
-      ExitCode::not_started};
+Error port_taken(const StartRequest& request, const std::string& host, int port,
+                 const std::string& holder) {
+  return Error{fmt::format("{} was not started: port in use ({} is taken{}); nothing was "
+                           "started. Stop what holds it (`ss -ltnp 'sport = :{}'` names it; "
+                           "`gb10tune stop` or `gb10tune rpc stop` for what gb10tune started) "
+                           "or choose another --port.",
+                           program_name(request), format_host_port(host, port), holder, port),
+               ExitCode::not_started};
 }
 
 // Binds the server's address as it will (platform::probe_port): a port taken by the server this
@@ -174,21 +181,20 @@ Status check_port(const StartRequest& request) {
   for (;;) {
     const auto state = platform::probe_port(host, port);
     if (!state) {
-      return Error{fmt::format("llama-server was not started: {}; nothing was started. Give "
-                               "--host an address of this machine and --port a free port "
-                               "(1024 or above).",
-                               state.error().message),
+      return Error{fmt::format("{} was not started: {}; nothing was started. Give --host an "
+                               "address of this machine and --port a free port (1024 or above).",
+                               program_name(request), state.error().message),
                    ExitCode::not_started};
     }
     if (*state == platform::PortState::free) {
       return {};
     }
     if (!replaced_exists(request)) {
-      return port_taken(host, port, "");
+      return port_taken(request, host, port, "");
     }
     if (Clock::now() >= deadline) {
       return port_taken(
-          host, port,
+          request, host, port,
           fmt::format(" by pid {}, the server this start replaces, still shutting down after {} s",
                       request.replaces->pid,
                       std::chrono::duration_cast<std::chrono::seconds>(request.port_wait).count()));
@@ -263,11 +269,12 @@ Expected<std::vector<std::string>> checked_start(const StartRequest& request) {
   // A port that already answers HTTP belongs to someone else: its /health would look like ours.
   if (request.ready_check) {
     if (request.ready_check()) {
-      return port_taken(request.url.host, request.url.port, ": something already answers there");
+      return port_taken(request, request.url.host, request.url.port,
+                        ": something already answers there");
     }
   } else if (const auto answer = http::http_get(request.url, "/health", milliseconds(300))) {
     return port_taken(
-        request.url.host, request.url.port,
+        request, request.url.host, request.url.port,
         fmt::format(": a server already answers HTTP there with status {}", answer->status));
   }
   return argv;
