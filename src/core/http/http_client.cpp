@@ -23,6 +23,8 @@ namespace {
 // which curl reports as CURLINFO_SSL_VERIFYRESULT; they are part of OpenSSL's stable ABI).
 constexpr long kCertNotYetValid = 9;
 constexpr long kCertHasExpired = 10;
+constexpr long kHostnameMismatch = 62;
+constexpr long kIpAddressMismatch = 64;
 
 constexpr std::string_view kLlamaServerHint =
     "; llama-server does not answer like this: is it llama-server that listens there?";
@@ -349,8 +351,10 @@ class Failure {
           "{}: the server's certificate is not valid yet; check this machine's clock (date)",
           m_authority);
     }
-    if (result == 0) {
-      // The chain is trusted; curl's own check of the name failed.
+    // The chain is trusted but names another host: OpenSSL's check of the name failed, or
+    // curl's own (which reports no verify error, only its words).
+    if (result == 0 || result == kHostnameMismatch || result == kIpAddressMismatch ||
+        m_detail.find("subject name") != std::string::npos) {
       return fmt::format(
           "{}: name mismatch: the server's certificate is for another name, not '{}' ({}); use "
           "the name the certificate was issued for",
