@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "gb10tune/platform/interrupt.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
 #include "gb10tune/version.hpp"
@@ -297,16 +298,20 @@ class Failure {
                             "could not resolve the host name '{}' within {} (is a DNS server "
                             "reachable? an address instead of the name needs none)",
                             host_of(m_authority), format_duration(m_request.timeout));
+    } else if (starts_with(ascii_lower(m_request.url), "https://") &&
+               time_of(CURLINFO_APPCONNECT_TIME_T) == 0) {
+      // libcurl before 8 times the connect only once TLS is up too: which one stalled is not
+      // known then.
+      const bool tcp_up = time_of(CURLINFO_CONNECT_TIME_T) != 0;
+      where = fmt::format(
+          "{}: {}the TLS handshake did not finish in time (is it a TLS server? a proxy that "
+          "stalls?)",
+          proxied ? "through the proxy " + m_proxy.proxy : m_authority,
+          tcp_up ? "" : "the TCP connection or ");
     } else if (time_of(CURLINFO_CONNECT_TIME_T) == 0) {
       where = proxied ? fmt::format("timed out connecting to the proxy {} (from {})", m_proxy.proxy,
                                     m_proxy.variable)
                       : fmt::format("timed out connecting to {}", m_authority);
-    } else if (starts_with(ascii_lower(m_request.url), "https://") &&
-               time_of(CURLINFO_APPCONNECT_TIME_T) == 0) {
-      where = fmt::format(
-          "{}: the TLS handshake did not finish in time (is it a TLS server? a proxy that "
-          "stalls?)",
-          m_authority);
     } else if (m_received == 0) {
       where =
           "the server accepted the connection but sent nothing (busy, stuck, or not "
@@ -421,7 +426,10 @@ Expected<Url> parse_url(std::string_view text) {
   return url;
 }
 
-Expected<HttpReply> http_request(const HttpRequest& request) {
+namespace {
+
+// One transfer on a handle of its own, cleaned up before it returns.
+Expected<HttpReply> perform(const HttpRequest& request) {
   if (Status started = global_init(); !started) {
     return started.error();
   }
@@ -521,6 +529,16 @@ Expected<HttpReply> http_request(const HttpRequest& request) {
     transfer.reply.redirect_url = redirect;
   }
   return std::move(transfer.reply);
+}
+
+}  // namespace
+
+Expected<HttpReply> http_request(const HttpRequest& request) {
+  // libcurl does not ignore SIGPIPE itself with CURLOPT_NOSIGNAL: a TLS alert written to a
+  // server that has hung up would end the process.
+  std::optional<Expected<HttpReply>> reply;
+  platform::without_sigpipe([&] { reply.emplace(perform(request)); });
+  return std::move(*reply);
 }
 
 namespace {
