@@ -433,15 +433,17 @@ Expected<HttpReply> perform(const HttpRequest& request) {
   if (Status started = global_init(); !started) {
     return started.error();
   }
+  // What the handle points to is declared first, so that it outlives the handle's cleanup.
+  char detail[CURL_ERROR_SIZE] = {};
+  Transfer transfer;
+  std::unique_ptr<curl_slist, ListDeleter> headers;
   std::unique_ptr<CURL, EasyDeleter> handle(curl_easy_init());
   if (!handle) {
     return Error{"libcurl cannot make a handle (out of memory?)", ExitCode::failed};
   }
   CURL* curl = handle.get();
-  Transfer transfer;
   transfer.curl = curl;
   transfer.request = &request;
-  char detail[CURL_ERROR_SIZE] = {};
   const std::string user_agent = fmt::format("{}/{}", kToolName, kToolVersion);
   const long timeout_ms = std::max<long>(1, static_cast<long>(request.timeout.count()));
 
@@ -487,7 +489,6 @@ Expected<HttpReply> perform(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_NOPROXY, proxy.no_proxy.c_str());
   curl_easy_setopt(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 
-  std::unique_ptr<curl_slist, ListDeleter> headers;
   const auto add_header = [&headers](const char* line) {
     headers.reset(curl_slist_append(headers.release(), line));
   };
