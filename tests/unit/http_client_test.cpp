@@ -296,6 +296,33 @@ TEST(HttpClientBounds, HealthAnswersAreCappedSmaller) {
       << response.error().message;
 }
 
+TEST(HttpClient, AnAnswerThatIsNotHttpIsNamedAsSuch) {
+  // Another program on the port (an SSH server, a raw TCP service) answers in its own words.
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    c.send("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\nProtocol mismatch.\r\n");
+  });
+  const auto response = http_get(peer_url(peer), "/health", 5s);
+  ASSERT_FALSE(response);
+  EXPECT_EQ(response.error().code, ExitCode::failed);
+  const std::string& message = response.error().message;
+  EXPECT_NE(message.find("the answer from " + peer.url() + "/health is not HTTP"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("is it llama-server that listens there?"), std::string::npos) << message;
+}
+
+TEST(HttpClient, AnAnswerCutShortIsNamedAsSuch) {
+  testing::HostilePeer peer([](testing::PeerConnection& c) {
+    c.send("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n{\"status\":");
+  });
+  const auto response = http_get(peer_url(peer), "/props", 5s);
+  ASSERT_FALSE(response);
+  const std::string& message = response.error().message;
+  EXPECT_NE(message.find("the answer from " + peer.url() + "/props ended early"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("within"), std::string::npos) << message;
+}
+
 TEST(HttpClient, ReadsAChunkedAnswerInFull) {
   testing::HostilePeer peer([](testing::PeerConnection& c) {
     c.send(
