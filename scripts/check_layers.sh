@@ -17,7 +17,8 @@
 #   - including an OS header: <unistd.h>, <fcntl.h>, <poll.h>, <spawn.h>, <dlfcn.h>, <pwd.h>,
 #     <grp.h>, <dirent.h>, <netdb.h>, <termios.h>, <signal.h>, <pthread.h>, <ifaddrs.h>,
 #     <syslog.h>, <sys/...>, <linux/...>, <asm/...>, the CUDA runtime or NVML headers, OpenSSL's
-#     <openssl/...> (TLS lives in platform, which alone links libssl). The
+#     <openssl/...> (TLS is libcurl's: no code of the tool speaks it itself). libcurl's
+#     <curl/curl.h> is not the OS in this sense: the core's http module is the wrapper over it. The
 #     address-format headers <arpa/inet.h> and <netinet/in.h> are allowed: inet_pton parses
 #     text, it touches nothing;
 #   - calling a function of SYSTEM_CALLS below, with or without a leading `::` (a member

@@ -15,7 +15,7 @@ esac
 build_dir=build-fuzz
 # clang and its libFuzzer runtime, plus the libraries the core library uses.
 bash scripts/install_packages.sh clang libclang-rt-dev cmake make pkg-config libfmt-dev \
-  nlohmann-json3-dev libssl-dev
+  nlohmann-json3-dev libcurl4-openssl-dev
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 

@@ -23,8 +23,8 @@ for arg in "$@"; do
 done
 
 bash scripts/install_packages.sh cmake make g++ pkg-config libcli11-dev libfmt-dev \
-  nlohmann-json3-dev libgtest-dev libcpp-httplib-dev libssl-dev libbenchmark-dev libyaml-cpp-dev \
-  cmark-gfm
+  nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libcpp-httplib-dev libssl-dev \
+  libbenchmark-dev libyaml-cpp-dev cmark-gfm
 
 cuda=${GB10TUNE_CUDA:-AUTO}
 if [ "$sanitize" = ON ]; then

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gb10tune/http/http_client.hpp"
+#include "gb10tune/platform/environment.hpp"
 
 namespace gb10tune::cli {
 
@@ -49,14 +50,21 @@ Status start_notify(WatchOutputs& outputs, const WatchOutputOptions& options) {
   }
   outputs.format = *format;
   outputs.notify = std::make_shared<watch::NotifySender>(
-      [url = *url](const std::string& body) -> Status {
-        const auto answer = http::http_post_json(url, url.base_path.empty() ? "/" : "", body,
-                                                 kNotifyTimeout, 64 * 1024);
-        if (!answer) {
-          return answer.error();
+      [url = *url, proxies = platform::Environment::current()](const std::string& body) -> Status {
+        // A webhook is a service on the internet (Slack, Discord, a bot): it goes through the
+        // proxies of the environment, as curl would, unlike the calls to llama-server.
+        http::HttpRequest request;
+        request.url = url.to_string() + (url.base_path.empty() ? "/" : "");
+        request.body = body;
+        request.timeout = kNotifyTimeout;
+        request.max_bytes = 64 * 1024;
+        request.proxies = proxies;
+        const auto reply = http::http_request(request);
+        if (!reply) {
+          return reply.error();
         }
-        if (answer->status / 100 != 2) {
-          return Error{fmt::format("{} answered {}", url.to_string(), answer->status)};
+        if (reply->response.status / 100 != 2) {
+          return Error{fmt::format("{} answered {}", url.to_string(), reply->response.status)};
         }
         return {};
       },

@@ -1,5 +1,6 @@
 #include "gb10tune/platform/interrupt.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -48,6 +49,31 @@ const std::atomic<bool>& InterruptGuard::flag() const {
 
 int InterruptGuard::last_signal() {
   return g_signal;
+}
+
+void without_sigpipe(const std::function<void()>& body) {
+  sigset_t pipe_only;
+  sigset_t old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  struct Restore {
+    const sigset_t& pipe_only;
+    const sigset_t& old;
+    ~Restore() {
+      if (sigismember(&old, SIGPIPE) == 1) {
+        return;  // blocked before: left as it was, pending or not
+      }
+      sigset_t pending;
+      sigemptyset(&pending);
+      if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+        const timespec now{0, 0};
+        (void)sigtimedwait(&pipe_only, nullptr, &now);  // taken, never delivered
+      }
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+  } restore{pipe_only, old};
+  body();
 }
 
 }  // namespace gb10tune::platform

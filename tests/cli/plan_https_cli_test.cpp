@@ -77,8 +77,9 @@ TEST(CliPlanHttps, ThroughAnHttpsProxyTheSamePlan) {
 }
 
 TEST(CliPlanHttps, WithoutTheCaTheServerIsNotTrustedAndNothingIsWritten) {
+  // A store that holds another CA only (the dated certificates'), and no directory of CAs.
   testing::TempDir empty;
-  const testing::ScopedEnv file("SSL_CERT_FILE", empty.write("none.pem", "").string());
+  const testing::ScopedEnv file("SSL_CERT_FILE", testing::dated_ca_file());
   const testing::ScopedEnv dir("SSL_CERT_DIR", empty.path().string());
   HttpsPlanFixture f;
   const auto r = f.plan(f.url());

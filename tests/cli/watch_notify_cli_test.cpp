@@ -1,6 +1,7 @@
 // `gb10tune watch --notify` as the real binary against the stand-in llama-server, with
 // MemAvailable replayed: a receiver on loopback gets exactly one event per edge, in order, and a
 // receiver that hangs does not delay a sample (the events' sample times are measured).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -100,6 +101,32 @@ TEST(CliWatchNotify, AnHttpsReceiverGetsEachEventOnce) {
   EXPECT_EQ(received_edges(receiver), (std::vector<std::string>{"heartbeat/watching", "warn/low",
                                                                 "clear/recovered", "warn/low"}))
       << lines.size() << " lines printed";
+}
+
+// A webhook behind a proxy (a Slack or Discord hook from a machine whose only way out is
+// https_proxy): every post goes through the proxy's CONNECT tunnel to the receiver, while the
+// watch's own calls to llama-server on 127.0.0.1 go direct (http_proxy is set too: the proxy,
+// which refuses all but CONNECT, sees only the receiver's tunnels).
+TEST(CliWatchNotify, AWebhookGoesThroughTheProxyOfTheEnvironment) {
+  const ScopedEnv ca("SSL_CERT_FILE", test_ca_file());
+  NotifyFixture f;
+  WebhookReceiver receiver(0ms);
+  HostilePeer front(tls_front("server", receiver.listener->port()), PeerStart::at_once);
+  auto proxy_log = std::make_shared<PeerLog>();
+  HostilePeer proxy(connect_proxy(proxy_log));
+  const std::string proxy_url = fmt::format("http://127.0.0.1:{}", proxy.port());
+  const ScopedEnv https_proxy("https_proxy", proxy_url);
+  const ScopedEnv http_proxy("http_proxy", proxy_url);
+  const ScopedEnv no_proxy("no_proxy", "example.invalid");
+  const auto lines = watch_with_notify(https_url(front) + "/hook", f.dir);
+  EXPECT_EQ(received_edges(receiver), (std::vector<std::string>{"heartbeat/watching", "warn/low",
+                                                                "clear/recovered", "warn/low"}))
+      << lines.size() << " lines printed";
+  const auto tunnels = proxy_log->lines();
+  EXPECT_EQ(tunnels.size(), 4U);
+  for (const auto& line : tunnels) {
+    EXPECT_EQ(line, fmt::format("CONNECT 127.0.0.1:{} HTTP/1.1", front.port()));
+  }
 }
 
 TEST(CliWatchNotify, AHangingReceiverDelaysNoSample) {

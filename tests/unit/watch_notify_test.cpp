@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -58,10 +60,61 @@ TEST(WatchNotify, TheThreeBodies) {
   EXPECT_EQ(bad.error().code, ExitCode::usage);
 }
 
+// What the tests' posts tell the test: each call signals, so that the test waits for a state
+// on a condition variable rather than polling (the sender's own counters, updated just after a
+// post returns, are looked at again every 20 ms).
+class PostLog {
+ public:
+  // Counts a call and wakes the waiter; returns the count.
+  int called() {
+    const std::lock_guard lock(m_mutex);
+    ++m_calls;
+    m_changed.notify_all();
+    return m_calls;
+  }
+  int calls() {
+    const std::lock_guard lock(m_mutex);
+    return m_calls;
+  }
+  void set_calls(int calls) {
+    const std::lock_guard lock(m_mutex);
+    m_calls = calls;
+  }
+  // Lets a hanging post return.
+  void release() {
+    const std::lock_guard lock(m_mutex);
+    m_released = true;
+    m_changed.notify_all();
+  }
+  // Hangs until released, 60 s at most.
+  void hang() {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait_for(lock, 60s, [this] { return m_released; });
+  }
+  // Waits up to 10 s for `done`; its value at the end.
+  template <typename Done>
+  bool wait_for(const Done& done) {
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    std::unique_lock lock(m_mutex);
+    while (!done(m_calls)) {
+      if (std::chrono::steady_clock::now() >= until) {
+        return false;
+      }
+      m_changed.wait_for(lock, 20ms);
+    }
+    return true;
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  int m_calls = 0;
+  bool m_released = false;
+};
+
 TEST(WatchNotify, AHangingReceiverNeverHoldsUpSend) {
-  std::atomic<bool> release{false};
+  PostLog log;
   std::atomic<bool> hanging{false};
-  std::atomic<int> calls{0};
   NotifySender::Limits limits;
   limits.queue = 4;
   limits.close_wait_s = 0.2;
@@ -69,57 +122,49 @@ TEST(WatchNotify, AHangingReceiverNeverHoldsUpSend) {
     NotifySender sender(
         [&](const std::string&) -> Status {
           hanging = true;
-          ++calls;
-          // Hangs until released (60 s at most): a send() that posted itself would return
-          // only after this one has.
-          for (int i = 0; i < 60000 && !release; ++i) {
-            std::this_thread::sleep_for(1ms);
-          }
+          log.called();
+          // Hangs until released: a send() that posted itself would return only after this
+          // one has.
+          log.hang();
           hanging = false;
           return {};
         },
         limits);
     sender.send("{}");
-    for (int i = 0; i < 60000 && calls == 0; ++i) {
-      std::this_thread::sleep_for(1ms);
-    }
-    ASSERT_EQ(calls, 1);  // the first is being posted, and hangs
+    ASSERT_TRUE(log.wait_for([](int calls) { return calls >= 1; }));
+    ASSERT_EQ(log.calls(), 1);  // the first is being posted, and hangs
     for (int i = 0; i < 9; ++i) {
       sender.send("{}");
     }
     // Every send() returned while the first post still hangs: none waited for the network.
     EXPECT_TRUE(hanging) << "send() waited for the network";
-    EXPECT_EQ(calls, 1);  // the rest wait in a queue of 4
+    EXPECT_EQ(log.calls(), 1);  // the rest wait in a queue of 4
     EXPECT_EQ(sender.dropped(), 5U);
-    release = true;
+    log.release();
   }
-  EXPECT_GE(calls, 1);
+  EXPECT_GE(log.calls(), 1);
 }
 
 TEST(WatchNotify, AFailingReceiverIsTriedABoundedNumberOfTimes) {
-  std::atomic<int> calls{0};
+  PostLog log;
   NotifySender::Limits limits;
   limits.attempts = 3;
   limits.retry_delay_s = 0.01;
   NotifySender sender(
       [&](const std::string&) -> Status {
-        return ++calls < 3 ? Status(Error{"refused"}) : Status();
+        return log.called() < 3 ? Status(Error{"refused"}) : Status();
       },
       limits);
   sender.send("a");
-  for (int i = 0; i < 2000 && sender.delivered() + sender.failed() == 0; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
+  EXPECT_TRUE(log.wait_for([&](int) { return sender.delivered() + sender.failed() >= 1; }));
   EXPECT_EQ(sender.delivered(), 1U);
-  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(log.calls(), 3);
   // Set before the send: the sender's thread may post "b" before send() returns.
-  calls = -10;
+  log.set_calls(-10);
   sender.send("b");  // refused 3 times more: given up
-  for (int i = 0; i < 2000 && sender.delivered() + sender.failed() < 2; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
+  EXPECT_TRUE(log.wait_for([&](int) { return sender.delivered() + sender.failed() >= 2; }));
   EXPECT_EQ(sender.failed(), 1U);
-  EXPECT_EQ(calls, -7);
+  EXPECT_EQ(log.calls(), -7);
 }
 
 }  // namespace

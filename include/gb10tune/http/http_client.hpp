@@ -1,17 +1,22 @@
-// A tiny blocking HTTP/1.1 client for talking to llama-server over a platform TcpConnection (or a
-// TLS session over one, for https): one connection per call, every call bounded as a whole
-// (connect, handshake, request and answer within one deadline) and in size (headers and body
-// within one cap).
+// The HTTP(S) client: one thin wrapper over libcurl for llama-server's API, webhooks and range
+// reads of remote model headers. Every call is one transfer bounded as a whole in time (name
+// lookup, connect, TLS handshake, request and answer within one deadline) and in size (headers
+// and body within one cap). https is always verified against the system CA store (SSL_CERT_FILE
+// / SSL_CERT_DIR point it elsewhere), TLS 1.2 at least, HTTP/2 where the server offers it.
+// Redirects are never followed here: a caller that wants them (remote_file.hpp) follows them
+// itself, one bounded call a hop.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include "gb10tune/http/http_stream.hpp"
-#include "gb10tune/http/response_reader.hpp"
+#include "gb10tune/platform/environment.hpp"
 #include "gb10tune/util/expected.hpp"
 
 namespace gb10tune::http {
@@ -36,22 +41,19 @@ inline constexpr std::size_t kMaxAnswerBytes = std::size_t{16} << 20;
 // The cap for answers of a line or two (/health).
 inline constexpr std::size_t kSmallAnswerBytes = std::size_t{64} << 10;
 
-// GET base_path + path. An Error (ExitCode::failed) naming the URL when there is no complete
-// answer: the name cannot be resolved, the connection is refused or closed early, nothing
-// complete arrives before `timeout` has passed since the call began (the whole call, however
-// slowly the server sends), the answer (headers and body together) exceeds `max_bytes`, or
-// it is not HTTP.
-Expected<HttpResponse> http_get(const Url& url, std::string_view path,
-                                std::chrono::milliseconds timeout,
-                                std::size_t max_bytes = kMaxAnswerBytes);
+// What the server answered. Any status counts as an answer; callers judge it.
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+};
 
-// One request as it goes on the wire, for callers that build their own (range requests,
-// requests through a proxy).
-struct RawRequest {
-  Route route;         // where to connect, and whether over TLS
-  std::string text;    // the whole request: request line, headers, blank line, body
-  std::string target;  // the URL it asks for, as messages name it
-  std::string hint;    // appended to the message of an answer that is not HTTP or too large
+// The headers of the final answer as received, the names in lower case, in order.
+struct HttpHeaders {
+  std::vector<std::pair<std::string, std::string>> items;
+
+  // The value of the first header called `name` (lower case), or "" when there is none.
+  std::string get(std::string_view name) const;
 };
 
 // Looks at an answer's status and headers before its body is read: an Error ends the call at
@@ -62,15 +64,45 @@ using HeadCheck = std::function<Status(const HttpResponse&, const HttpHeaders&)>
 struct HttpReply {
   HttpResponse response;
   HttpHeaders headers;
+  // Where a redirect (3xx with a Location) leads, as an absolute URL; "" for other answers.
+  std::string redirect_url;
 };
 
-// Sends `request` and reads the answer, bounded and failing like http_get; `check`, when set,
-// sees the final answer's status and headers first (also when the body it announces exceeds
-// `max_bytes`).
-Expected<HttpReply> http_exchange(const RawRequest& request, std::chrono::milliseconds timeout,
-                                  std::size_t max_bytes, const HeadCheck& check = {});
+// One call. Fields are assigned one by one (no designated initialisers).
+struct HttpRequest {
+  std::string url;                  // absolute: http[s]://HOST[:PORT]/PATH[?QUERY]
+  std::optional<std::string> body;  // set: POST it as application/json; else GET
+  std::string range;                // "FIRST-LAST": a range GET (Range: bytes=FIRST-LAST)
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};  // the whole call
+  std::size_t max_bytes = kMaxAnswerBytes;                      // headers and body together
+  // The environment whose proxies the call goes through, as curl reads them: http_proxy for
+  // http (lower case only), https_proxy / HTTPS_PROXY for https, all_proxy / ALL_PROXY for
+  // both, user:password@ in a proxy's URL for its authentication, no_proxy / NO_PROXY for the
+  // hosts and domains that go direct (* all). nullopt: straight to the server, whatever the
+  // environment says (llama-server on this machine or the LAN).
+  std::optional<platform::Environment> proxies;
+  // Appended to the message of an answer that is not HTTP or too large.
+  std::string hint;
+  // Sees the final answer's status and headers first (also when the body it announces exceeds
+  // max_bytes); may be empty.
+  HeadCheck check;
+};
 
-// POST `body` as application/json to base_path + path; bounded and failing like http_get.
+// Makes `request`. An Error (ExitCode::failed) naming the URL when there is no complete answer,
+// with the reason and its fix: the name cannot be resolved (or not in time), the connection is
+// refused or closed early, the proxy refuses, TLS fails (a certificate that is not trusted,
+// expired or not yet valid, or for another name; a server that does not speak TLS), nothing
+// complete arrives before the timeout (however slowly the server sends), the answer exceeds
+// max_bytes, or it is not HTTP; or the Error of request.check.
+Expected<HttpReply> http_request(const HttpRequest& request);
+
+// GET base_path + path, straight to the server; bounded and failing like http_request.
+Expected<HttpResponse> http_get(const Url& url, std::string_view path,
+                                std::chrono::milliseconds timeout,
+                                std::size_t max_bytes = kMaxAnswerBytes);
+
+// POST `body` as application/json to base_path + path, straight to the server; bounded and
+// failing like http_request.
 Expected<HttpResponse> http_post_json(const Url& url, std::string_view path,
                                       const std::string& body, std::chrono::milliseconds timeout,
                                       std::size_t max_bytes = kMaxAnswerBytes);

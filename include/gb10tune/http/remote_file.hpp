@@ -34,9 +34,10 @@ struct RemoteLimits {
 // Where a read reports how far it got: the bytes fetched so far of this file and its size.
 using RemoteProgress = std::function<void(std::uint64_t fetched, std::uint64_t size)>;
 
-// What decides how a remote read connects: the proxies of the environment (http_proxy, and
-// https_proxy / HTTPS_PROXY, reached over a CONNECT tunnel; no_proxy / NO_PROXY lists hosts or
-// domain suffixes that go direct, * all). https is verified as platform/tls_connection.hpp says.
+// What decides how a remote read connects: the proxies of the environment, as
+// HttpRequest::proxies reads them (http_proxy; https_proxy / HTTPS_PROXY, reached over a CONNECT
+// tunnel; no_proxy / NO_PROXY lists hosts or domain suffixes that go direct, * all). https is
+// verified as http/http_client.hpp says.
 struct RemoteOptions {
   RemoteLimits limits;
   platform::Environment env;

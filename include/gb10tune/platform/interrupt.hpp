@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 namespace gb10tune::platform {
 
@@ -27,5 +28,10 @@ class InterruptGuard {
   struct Saved;
   Saved* m_saved;
 };
+
+// Runs `body` with SIGPIPE blocked on the calling thread, and takes away one that `body` raised
+// there: a write inside a library (libcurl's TLS alert to a server that has hung up) then fails
+// with EPIPE instead of ending the process. Other threads keep SIGPIPE as it was.
+void without_sigpipe(const std::function<void()>& body);
 
 }  // namespace gb10tune::platform

@@ -1,5 +1,7 @@
-// Range requests over the HTTP client (TLS for https): the URL and its proxy, one ranged GET with
-// its redirects, and the growing prefix of the file that RemoteFile serves the reader from.
+// Range requests over the HTTP client: the URL, one ranged GET with its redirects (followed here,
+// one bounded request a hop, so that a loop, a downgrade to http and each hop's answer are judged
+// before anything more is asked), and the growing prefix of the file that RemoteFile serves the
+// reader from.
 #include "gb10tune/http/remote_file.hpp"
 
 #include <fmt/format.h>
@@ -13,7 +15,6 @@
 #include "gb10tune/http/http_client.hpp"
 #include "gb10tune/util/host_port.hpp"
 #include "gb10tune/util/strings.hpp"
-#include "gb10tune/version.hpp"
 
 namespace gb10tune::http {
 
@@ -63,64 +64,6 @@ Expected<FileUrl> parse_file_url(std::string_view text) {
   url.host = authority->host;
   url.port = authority->port;
   return url;
-}
-
-// The proxy for `url` from the environment, nullopt to go direct.
-Expected<std::optional<FileUrl>> proxy_for(const FileUrl& url, const platform::Environment& env) {
-  // curl's names: http_proxy only in lower case (HTTP_PROXY can be set by a web request's
-  // headers in CGI programs), the others in either case, the lower-case one first.
-  const auto var = [&](const std::string& name, const std::string& upper) {
-    return env.get(name).value_or(upper.empty() ? "" : env.get(upper).value_or(""));
-  };
-  const std::string proxy_var = url.scheme + "_proxy";
-  const std::string proxy_upper = url.scheme == "https" ? "HTTPS_PROXY" : "";
-  const std::string no_proxy = var("no_proxy", "NO_PROXY");  // split's views point into it
-  for (const auto item : split(no_proxy, ',')) {
-    std::string_view host = trim(item);
-    if (!host.empty() && host.front() == '.') {
-      host.remove_prefix(1);
-    }
-    if (host == "*" || (!host.empty() && (url.host == host || std::string_view(url.host).ends_with(
-                                                                  "." + std::string(host))))) {
-      return std::optional<FileUrl>{};
-    }
-  }
-  std::string proxy = var(proxy_var, proxy_upper);
-  if (proxy.empty()) {
-    return std::optional<FileUrl>{};
-  }
-  if (proxy.find("://") == std::string::npos) {
-    proxy = "http://" + proxy;
-  }
-  if (!proxy.ends_with('/')) {
-    proxy += '/';
-  }
-  auto parsed = parse_file_url(proxy + "x");
-  if (parsed && parsed->scheme != "http") {
-    parsed = Error{
-        "gb10tune speaks plain http to a proxy (TLS to the server goes through its "
-        "CONNECT tunnel); give http://PROXY:PORT"};
-  }
-  if (!parsed) {
-    return Error{fmt::format("the proxy in {} ('{}') cannot be used: {}", proxy_var,
-                             var(proxy_var, proxy_upper), parsed.error().message),
-                 ExitCode::usage};
-  }
-  return std::optional<FileUrl>{*parsed};
-}
-
-// The absolute URL of a redirect's Location relative to `from`.
-std::string resolve_location(const FileUrl& from, const std::string& location) {
-  if (location.find("://") != std::string::npos) {
-    return location;
-  }
-  const std::string origin =
-      fmt::format("{}://{}", from.scheme, format_host_port(from.host, from.port));
-  if (!location.empty() && location.front() == '/') {
-    return origin + location;
-  }
-  const std::string path = from.path.substr(0, from.path.find('?'));
-  return origin + path.substr(0, path.rfind('/') + 1) + location;
 }
 
 // A 206's Content-Range "bytes FIRST-LAST/TOTAL".
@@ -189,29 +132,6 @@ Status check_head(const HttpResponse& head, const HttpHeaders& headers, const st
                ExitCode::failed};
 }
 
-// The GET of bytes first-last of `url`: direct, through an http proxy (absolute target), or, for
-// https, in a TLS session through the proxy's CONNECT tunnel.
-RawRequest range_request(const std::string& text, const FileUrl& url,
-                         const std::optional<FileUrl>& proxy, std::uint64_t first,
-                         std::uint64_t last) {
-  const bool tls = url.scheme == "https";
-  RawRequest request;
-  request.route.connect_host = proxy ? proxy->host : url.host;
-  request.route.connect_port = proxy ? proxy->port : url.port;
-  if (tls) {
-    request.route.tls_host = url.host;
-    request.route.tls_port = url.port;
-    request.route.tunnel = proxy.has_value();
-  }
-  request.target = text;
-  request.text = fmt::format(
-      "GET {} HTTP/1.1\r\nHost: {}\r\nRange: bytes={}-{}\r\nUser-Agent: {}/{}\r\n"
-      "Accept: */*\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
-      proxy && !tls ? text : url.path, format_host_port(url.host, url.port), first, last, kToolName,
-      kToolVersion);
-  return request;
-}
-
 // One ranged GET of `url` to its final answer, following up to max_redirects redirects.
 Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint64_t last,
                                 const RemoteOptions& options) {
@@ -225,10 +145,6 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
     if (!parsed) {
       return parsed.error();
     }
-    auto proxy = proxy_for(*parsed, options.env);
-    if (!proxy) {
-      return proxy.error();
-    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         options.limits.deadline - Clock::now());
     if (left.count() <= 0) {
@@ -236,14 +152,18 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                                url, first, last),
                    ExitCode::failed};
     }
-    const RawRequest request = range_request(url, *parsed, *proxy, first, last);
     const std::uint64_t asked = last - first + 1;
     const std::uint64_t whole_limit = first == 0 ? options.limits.whole_file_bytes : 0;
-    auto answer = http_exchange(request, std::min(left, options.limits.per_request),
-                                std::max(asked, whole_limit) + kHeadRoom,
-                                [&](const HttpResponse& head, const HttpHeaders& headers) {
-                                  return check_head(head, headers, url, asked, whole_limit);
-                                });
+    HttpRequest request;
+    request.url = url;
+    request.range = fmt::format("{}-{}", first, last);
+    request.timeout = std::min(left, options.limits.per_request);
+    request.max_bytes = std::max(asked, whole_limit) + kHeadRoom;
+    request.proxies = options.env;
+    request.check = [&](const HttpResponse& head, const HttpHeaders& headers) {
+      return check_head(head, headers, url, asked, whole_limit);
+    };
+    auto answer = http_request(request);
     if (!answer) {
       return answer.error();
     }
@@ -264,8 +184,7 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                          std::move(validator), true};
     }
     if (answer->response.status != 206) {
-      const std::string location = headers.get("location");
-      if (location.empty()) {
+      if (answer->redirect_url.empty()) {
         return Error{
             fmt::format("{} answered HTTP {} without a Location", url, answer->response.status),
             ExitCode::failed};
@@ -275,7 +194,7 @@ Expected<RangeAnswer> range_get(std::string url, std::uint64_t first, std::uint6
                                  options.limits.max_redirects, url),
                      ExitCode::failed};
       }
-      url = resolve_location(*parsed, location);
+      url = answer->redirect_url;
       if (parsed->scheme == "https" && !starts_with(ascii_lower(url), "https://")) {
         return Error{fmt::format("{} redirects to {}, which drops TLS (https to http); gb10tune "
                                  "does not follow a redirect that downgrades the connection. Ask "

@@ -1,9 +1,8 @@
-// TLS under the HTTP client, on loopback with the test certificates: a trusted server answers
+// https through the HTTP client, on loopback with the test certificates: a trusted server answers
 // (by address and by name), and each refusal says why in words: not trusted, another name,
 // expired or not yet valid, not TLS at all, a handshake that never finishes (bounded by the call's
 // deadline).
-#include "gb10tune/platform/tls_connection.hpp"
-
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "gb10tune/http/http_client.hpp"
@@ -42,7 +41,7 @@ std::pair<Expected<HttpResponse>, double> timed_tls_get(int port,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
-TEST(TlsConnection, ATrustedServerAnswersByAddressAndByName) {
+TEST(HttpsClient, ATrustedServerAnswersByAddressAndByName) {
   const testing::ScopedEnv ca("SSL_CERT_FILE", testing::test_ca_file());
   TlsServedFile served("server");
   for (const char* host : {"127.0.0.1", "localhost"}) {
@@ -54,9 +53,10 @@ TEST(TlsConnection, ATrustedServerAnswersByAddressAndByName) {
   EXPECT_EQ(served.log->requests.load(), 2);
 }
 
-TEST(TlsConnection, AServerOutsideTheCaStoreIsNotTrusted) {
+TEST(HttpsClient, AServerOutsideTheCaStoreIsNotTrusted) {
+  // A store that holds another CA only (the dated certificates'), and no directory of CAs.
   testing::TempDir empty;
-  const testing::ScopedEnv file("SSL_CERT_FILE", empty.write("none.pem", "").string());
+  const testing::ScopedEnv file("SSL_CERT_FILE", testing::dated_ca_file());
   const testing::ScopedEnv dir("SSL_CERT_DIR", empty.path().string());
   TlsServedFile served("server");
   const auto answer = http_get(tls_url("127.0.0.1", served.front.port()), "/hello.txt", 5s);
@@ -71,7 +71,7 @@ TEST(TlsConnection, AServerOutsideTheCaStoreIsNotTrusted) {
   EXPECT_EQ(served.log->requests.load(), 0);  // nothing was sent
 }
 
-TEST(TlsConnection, ACertificateForAnotherNameIsAMismatch) {
+TEST(HttpsClient, ACertificateForAnotherNameIsAMismatch) {
   const testing::ScopedEnv ca("SSL_CERT_FILE", testing::test_ca_file());
   TlsServedFile served("other");
   for (const char* host : {"127.0.0.1", "localhost"}) {
@@ -85,7 +85,7 @@ TEST(TlsConnection, ACertificateForAnotherNameIsAMismatch) {
 }
 
 // Issued by a trusted CA for the right name, but outside its validity: the clock is named.
-TEST(TlsConnection, ACertificateOutsideItsValidityIsExpiredOrNotYetValid) {
+TEST(HttpsClient, ACertificateOutsideItsValidityIsExpiredOrNotYetValid) {
   const testing::ScopedEnv ca("SSL_CERT_FILE", testing::dated_ca_file());
   for (const auto& [certificate, words] :
        {std::pair{"expired", "the server's certificate has expired"},
@@ -100,7 +100,7 @@ TEST(TlsConnection, ACertificateOutsideItsValidityIsExpiredOrNotYetValid) {
   }
 }
 
-TEST(TlsConnection, APlainHttpServerDidNotSpeakTlsAndSaysSoAtOnce) {
+TEST(HttpsClient, APlainHttpServerDidNotSpeakTlsAndSaysSoAtOnce) {
   const testing::ScopedEnv ca("SSL_CERT_FILE", testing::test_ca_file());
   HostilePeer plain(testing::answers_plain_http(), PeerStart::at_once);
   const auto [answer, took] = timed_tls_get(plain.port(), 5s);
@@ -111,7 +111,7 @@ TEST(TlsConnection, APlainHttpServerDidNotSpeakTlsAndSaysSoAtOnce) {
   EXPECT_LT(took, 2.0);
 }
 
-TEST(TlsConnection, AHandshakeThatNeverFinishesEndsAtTheDeadline) {
+TEST(HttpsClient, AHandshakeThatNeverFinishesEndsAtTheDeadline) {
   const testing::ScopedEnv ca("SSL_CERT_FILE", testing::test_ca_file());
   HostilePeer silent(testing::never_answers(), PeerStart::at_once);
   const auto [answer, took] = timed_tls_get(silent.port(), 800ms);
