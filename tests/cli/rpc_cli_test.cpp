@@ -10,6 +10,7 @@
 #include "gb10tune/platform/tcp_connection.hpp"
 #include "gb10tune/rpc/rpc_protocol.hpp"
 #include "gb10tune/sys/process_info.hpp"
+#include "support/held_port.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/untrusted_binary.hpp"
@@ -83,6 +84,22 @@ TEST(CliRpc, StartStatusStopAgainstTheStandIn) {
 // A worker whose log shows a client still connected serves a head: `rpc status` asks it
 // nothing (a hello queued behind the head's session can kill rpc-server later) and answers at
 // once; once the client has gone it asks again.
+// A worker's port held by another program: refused before anything starts (exit 6), in words
+// that name the worker, not llama-server.
+TEST(CliRpc, APortAnotherProgramHoldsStartsNothingAndNamesTheWorker) {
+  RpcFixture f;
+  const int port = free_tcp_port();
+  const HeldPort held(port, true);
+  auto refused = f.rpc({"start", "--port", std::to_string(port), "--rpc-server", f.bin});
+  EXPECT_EQ(refused.exit_code, 6) << refused.out;
+  EXPECT_TRUE(contains(refused.out, "ggml-rpc-server was not started: port in use (127.0.0.1:" +
+                                        std::to_string(port) + " is taken)"))
+      << refused.out;
+  EXPECT_TRUE(contains(refused.out, "`gb10tune rpc stop`")) << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(f.dir.path() / "gb10tune" /
+                                       ("rpc-" + std::to_string(port) + ".pid")));
+}
+
 TEST(CliRpc, StatusDoesNotAskAWorkerThatServesAClient) {
   RpcFixture f;
   const std::string port = std::to_string(free_tcp_port());

@@ -17,6 +17,7 @@
 #include "gb10tune/platform/child_process.hpp"
 #include "gb10tune/sys/process_info.hpp"
 #include "support/background_run.hpp"
+#include "support/held_port.hpp"
 #include "support/stand_in.hpp"
 #include "support/test_context.hpp"
 #include "support/untrusted_binary.hpp"
@@ -211,30 +212,14 @@ TEST(CliServerProcess, Crash) {
   EXPECT_TRUE(contains(error.message, "signal 6")) << error.message;
 }
 
-// A socket of this process on 127.0.0.1:`port` (bound; listening when asked), closed with it.
-struct HeldPort {
-  int fd = -1;
-  HeldPort(int port, bool listening) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        (listening && ::listen(fd, 4) != 0)) {
-      ADD_FAILURE() << "cannot hold port " << port;
-    }
-  }
-  ~HeldPort() { ::close(fd); }
-};
-
 // A port bound by someone else is refused before anything starts: exit 6, the log untouched.
 TEST(CliServerProcess, PortBoundByAnotherSocket) {
   Fixture f;
   // Bound, not listening: nothing answers, only a bind can tell.
   const HeldPort held(f.port, false);
   const Error error = expect_failure(f, f.request(), ExitCode::not_started);
-  EXPECT_TRUE(contains(error.message, "port in use")) << error.message;
+  EXPECT_TRUE(error.message.starts_with("llama-server was not started: port in use"))
+      << error.message;
   EXPECT_TRUE(contains(error.message, fmt::format("127.0.0.1:{} is taken", f.port)))
       << error.message;
   EXPECT_TRUE(contains(error.message, "nothing was started")) << error.message;
