@@ -37,8 +37,9 @@ step() { echo "package.sh: $*" >&2; }
 fail() { echo "package.sh: FAILED: $*" >&2; exit 1; }
 
 step "$(dpkg-deb -f "$deb" Package Version Architecture Depends | tr '\n' ' ')"
-# The binary links libssl (https): dpkg-shlibdeps must have named it (libssl3, or libssl3t64).
-grep -q 'libssl3' <<<"$(dpkg-deb -f "$deb" Depends)" || fail "the package's Depends lacks libssl3"
+# The binary links libcurl (http and https): dpkg-shlibdeps must have named it (libcurl4, or
+# libcurl4t64 on Ubuntu 24.04).
+grep -q 'libcurl4' <<<"$(dpkg-deb -f "$deb" Depends)" || fail "the package's Depends lacks libcurl4"
 bin=$root/usr/bin/gb10tune
 if [ "$arch" = arm64 ]; then
   [ "$(dpkg-deb -f "$deb" Architecture)" = arm64 ] || fail "$deb is not an arm64 package"

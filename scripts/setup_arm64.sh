@@ -24,7 +24,8 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 fi
 # What runs on the build machine, then the arm64 libraries the tool and its tests link.
 bash scripts/install_packages.sh cmake make pkg-config dpkg-dev crossbuild-essential-arm64 qemu-user \
-  libcli11-dev nlohmann-json3-dev libfmt-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64
+  libcli11-dev nlohmann-json3-dev libfmt-dev:arm64 libcurl4-openssl-dev:arm64 libssl-dev:arm64 \
+  libgtest-dev:arm64
 # libyaml-cpp-dev (the tests' YAML reader) cannot be installed for amd64 and arm64 at once: the
 # arm64 static archive is unpacked into the build folder instead, linked only by the tests.
 yaml=build-arm64/deps/yaml-cpp
