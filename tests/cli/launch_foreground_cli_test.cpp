@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string_view>
 #include <thread>
 
 #include "gb10tune/http/http_client.hpp"
@@ -45,6 +46,14 @@ std::vector<std::string> foreground_args(const TempDir& dir, int port) {
 }
 
 TEST(CliLaunchForeground, BecomesTheServerWithTheCleanEnvironmentAndStopEndsIt) {
+  if (!std::string_view(GB10TUNE_TEST_EMULATOR).empty()) {
+    // Seen with qemu-user 7.2: it answers a program's own /proc/self/stat with a start time of
+    // its own making (stop then takes the server for another process), and the server the
+    // emulated gb10tune becomes starts with SIGINT and SIGTERM blocked.
+    GTEST_SKIP() << "under an emulator (" GB10TUNE_TEST_EMULATOR "), a process that execs "
+                    "itself into the server cannot be recognised or stopped; the native runs "
+                    "check it";
+  }
   TempDir dir;
   const int port = free_tcp_port();
   const auto state = dir.path() / "state";
