@@ -50,7 +50,8 @@ TEST(CliLaunchForeground, BecomesTheServerWithTheCleanEnvironmentAndStopEndsIt) 
     // Seen with qemu-user 7.2: it answers a program's own /proc/self/stat with a start time of
     // its own making (stop then takes the server for another process), and the server the
     // emulated gb10tune becomes starts with SIGINT and SIGTERM blocked.
-    GTEST_SKIP() << "under an emulator (" GB10TUNE_TEST_EMULATOR "), a process that execs "
+    GTEST_SKIP() << "under an emulator (" GB10TUNE_TEST_EMULATOR
+                    "), a process that execs "
                     "itself into the server cannot be recognised or stopped; the native runs "
                     "check it";
   }
