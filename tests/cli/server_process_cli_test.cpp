@@ -476,6 +476,7 @@ TEST(CliPidFile, StaleWhenThePidWasReusedAndThatProcessIsNeverSignalled) {
   // A `sleep` child with the right start time but another executable: still not ours.
   auto sleeper = platform::Child::spawn({"/bin/sleep", "60"}, {}, STDERR_FILENO);
   ASSERT_TRUE(sleeper) << sleeper.error().message;
+  ASSERT_TRUE(wait_for_exec(sleeper->pid(), "sleep"));
   const auto stat = sys::read_process_stat(platform::Sysroot(), sleeper->pid());
   ASSERT_TRUE(stat);
   claim(paths, sleeper->pid(), stat->start_time_ticks);

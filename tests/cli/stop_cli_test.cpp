@@ -82,6 +82,7 @@ TEST(CliStop, StalePidFileOfAnotherProgramIsRemovedAndThatProgramLeftAlone) {
   StopFixture f;
   auto sleeper = platform::Child::spawn({"/bin/sleep", "60"}, {}, STDERR_FILENO);
   ASSERT_TRUE(sleeper) << sleeper.error().message;
+  ASSERT_TRUE(wait_for_exec(sleeper->pid(), "sleep"));
   std::filesystem::create_directories(f.paths.pid_file.parent_path());
   std::filesystem::permissions(f.paths.pid_file.parent_path(), std::filesystem::perms::owner_all);
   launch::LaunchRecord record;

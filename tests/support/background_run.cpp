@@ -65,6 +65,16 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
   return true;
 }
 
+bool wait_for_exec(int pid, const std::string& name, std::chrono::milliseconds limit) {
+  const std::filesystem::path exe = "/proc/" + std::to_string(pid) + "/exe";
+  return wait_until(
+      [&] {
+        std::error_code error;
+        return std::filesystem::read_symlink(exe, error).filename() == name;
+      },
+      limit);
+}
+
 bool file_contains(const std::filesystem::path& path, const std::string& part) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -38,6 +38,11 @@ struct BackgroundRun {
 // killed (SIGKILL) and reaped, so that a stop that failed costs this test's time, not the run's.
 void reap_child(int pid, std::chrono::milliseconds limit = std::chrono::seconds(10));
 
+// Waits up to `limit` until process `pid` runs the program named `name` (its /proc exe's file
+// name): a child just forked has not always replaced itself yet — under qemu-user never at once.
+bool wait_for_exec(int pid, const std::string& name,
+                   std::chrono::milliseconds limit = std::chrono::seconds(10));
+
 // Polls `done` every 20 ms until it is true (true) or `limit` has passed (false): the tests'
 // way to wait for a state, with a bound generous enough for a loaded machine.
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit);
