@@ -13,7 +13,8 @@ std::map<std::string, double> scrape_prometheus(const std::string& url, const st
 import sys, time, urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 text = ""
-for _ in range(100):
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
     try:
         text = urllib.request.urlopen(sys.argv[1], timeout=2).read().decode()
         if sys.argv[2] in text:
@@ -28,7 +29,7 @@ for family in text_string_to_metric_families(text):
 )";
   // The distribution's interpreter: python3-prometheus-client installs for it.
   const auto run = platform::run_capture({"/usr/bin/python3", "-c", script, url, wait_for},
-                                         std::chrono::seconds(30));
+                                         std::chrono::seconds(60));
   std::map<std::string, double> values;
   if (!run || run->exit_status != 0) {
     error = run ? run->output : run.error().message;
