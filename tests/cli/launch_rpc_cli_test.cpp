@@ -143,6 +143,47 @@ TEST(CliLaunchRpc, APlanThatFitsThePairButNotOneNodeIsRefusedNamingTheNode) {
   EXPECT_EQ(nodes[0]["free_is_total"], true);
 }
 
+// A head with a discrete GPU (an RTX 4090, 24.9 GB free, in a host with 125 GB available)
+// beside a GB10 worker: the head's GPU part is judged against the GPU, not MemAvailable. Split
+// 1:3 (-ts 1,3) the GPU is given 31 of 41 layers (~27 GB): refused, naming the head's GPU,
+// though the host could hold it all. By free memory it gets 8 and fits.
+TEST(CliLaunchRpc, ADiscreteHeadGpuIsJudgedAgainstItsOwnMemory) {
+  testing::TempDir dir;
+  const std::string model = testing::write_llama_70b_shape(dir, 40);
+  FakeRpcWorker worker(rpc_worker_with(100 * kRpcGB, 121 * kRpcGB));
+  const auto refused = launch_rpc("dgpu-24g", {"--model", model, "--backend", "cuda", "--no-fit",
+                                               "--rpc", rpc_at(worker.port()), "--", "-ts", "1,3"});
+  ASSERT_EQ(refused.exit_code, 3) << refused.err << refused.out;
+  EXPECT_TRUE(rpc_has(refused.err, "the head's CUDA0 needs")) << refused.err;
+  EXPECT_TRUE(rpc_has(refused.err, "free 23746.49 − reserve 1024.00 MiB")) << refused.err;
+  EXPECT_TRUE(rpc_has(refused.out, "head CUDA0")) << refused.out;
+  EXPECT_TRUE(rpc_has(refused.out, "(NVIDIA GeForce RTX 4090)")) << refused.out;
+
+  const auto by_free = launch_rpc("dgpu-24g", {"--model", model, "--backend", "cuda", "--rpc",
+                                               rpc_at(worker.port()), "--json"});
+  ASSERT_EQ(by_free.exit_code, 0) << by_free.err << by_free.out;
+  const json doc = json::parse(by_free.out);
+  const json head = doc["rpc"]["nodes"][1];
+  ASSERT_EQ(head["gpus"].size(), 1u) << head;
+  const json gpu = head["gpus"][0];
+  EXPECT_EQ(gpu["name"], "CUDA0");
+  EXPECT_EQ(gpu["free_bytes"], 24'900'000'000ull);
+  EXPECT_EQ(gpu["available_bytes"], 24'900'000'000ull - (1ull << 30));
+  EXPECT_EQ(gpu["output_layer"], true);
+  EXPECT_EQ(gpu["fits"], true);
+  // The worker holds il / 41 < 100 / 124.9 (blocks 0-32); the GPU blocks 33-39 and the output.
+  EXPECT_EQ(gpu["layers"].size(), 7u);
+  EXPECT_EQ(gpu["layers"].front(), 33);
+  EXPECT_TRUE(head["layers"].empty()) << "every block is on a GPU";
+  EXPECT_EQ(head["fits"], true);
+  // Every weight is somewhere, once: the worker's, the head's host (the token embedding) and
+  // the head's GPU.
+  EXPECT_EQ(doc["rpc"]["nodes"][0]["weights_bytes"].get<std::uint64_t>() +
+                head["weights_bytes"].get<std::uint64_t>() +
+                gpu["weights_bytes"].get<std::uint64_t>(),
+            doc["plan"]["weights_bytes"].get<std::uint64_t>());
+}
+
 TEST(CliLaunchRpc, AWorkerThatIsDownIsRefusedNamingIt) {
   testing::TempDir dir;
   const std::string model = testing::write_llama_70b_shape(dir, 4);

@@ -42,6 +42,7 @@ Expected<plan::PlanBudget> launch_budget(const plan::PlanConfig& config, const L
 struct HeadBudget {
   std::optional<std::uint64_t> mem_available;
   std::vector<plan::GpuBudget> devices;
+  bool discrete = false;  // `devices` are discrete GPUs, each with memory of its own
 };
 
 // Over RPC the budgets are per node: takes the head's MemAvailable and GPUs out of `budget`

@@ -45,8 +45,13 @@ struct NodeBudgets {
   std::optional<std::uint64_t> head_mem_available;  // the head's MemAvailable; nullopt: unknown
   std::uint64_t head_reserve_bytes = plan::kDefaultReserveBytes;
   // The head's own devices, after the RPC ones (GB10: "CUDA0" with MemAvailable as its free
-  // memory; a CPU build: none). Their buffers count against the head's budget.
+  // memory; a CPU build: none). Their buffers count against the head's budget, unless
+  // `head_gpus_discrete`.
   std::vector<plan::GpuBudget> head_devices;
+  // The head's devices are discrete GPUs: each one's part (its layers, caches, compute buffer,
+  // CUDA context, the projector) is judged against its own free memory less its reserve, and
+  // the head's MemAvailable only holds what stays in host memory.
+  bool head_gpus_discrete = false;
 };
 
 // One machine's part.
@@ -66,7 +71,9 @@ struct NodePart {
   std::uint64_t reserve_bytes = 0;               // kept free on it
   std::optional<std::uint64_t> available_bytes;  // free − reserve
   std::optional<std::int64_t> margin_bytes;      // available − total
-  bool fits = false;                             // false also when the budget is unknown
+  // Its budget holds it (false also when the budget is unknown); on a head with discrete GPUs,
+  // its host part and every GPU.
+  bool fits = false;
   bool free_is_total = false;  // a CPU worker: it reports its total memory as free
   // llama.cpp's buffers on it (weights, KV/state, compute; the head's output buffers too): the
   // figure its buffer lines (-lv 4) and a worker's own allocations are compared with.
@@ -74,6 +81,10 @@ struct NodePart {
   // What it holds once loaded, as modelled (the buffers and the process, no margin, prompt
   // cache or calibration): the figure compared with the process's memory.
   std::uint64_t load_bytes = 0;
+  // A head with discrete GPUs: each GPU's part, judged on its own; the fields above are then
+  // the head's host memory (its layers those left on the CPU), except buffer_bytes, which
+  // counts the GPUs' buffers too, as the head's log lists them. Empty on any other node.
+  std::vector<plan::DevicePart> gpus;
 };
 
 // The plan over every node.
@@ -85,8 +96,9 @@ struct NodePlan {
   bool fits = false;                  // every node fits
   std::uint64_t total_bytes = 0;      // over all nodes
   std::uint64_t available_bytes = 0;  // over all nodes (meaningful when budgets_known)
-  std::string first_short;  // the first node that does not fit ("" when all fit or unknown)
-  std::string tightest;     // the node with the least margin
+  // The first node that does not fit ("" when all fit or unknown); a head GPU as "head CUDA0".
+  std::string first_short;
+  std::string tightest;  // the node (or head GPU) with the least margin
 };
 
 // Splits `plan` (made for `config` with the head's backend) over the workers and the head as

@@ -133,6 +133,7 @@ HeadBudget take_head_budget(plan::PlanBudget& budget, const plan::PlanConfig& co
   HeadBudget head;
   head.mem_available = budget.mem_available;
   head.devices = std::move(budget.gpus);
+  head.discrete = !head.devices.empty();  // the plan lists only discrete GPUs (device_plan)
   budget.gpus.clear();
   if (config.backend == plan::PlanBackend::cuda && head.devices.empty() && gb10) {
     // GB10's integrated GPU: llama.cpp splits by its free memory, which is MemAvailable (K19).

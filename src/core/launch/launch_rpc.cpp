@@ -111,6 +111,7 @@ render::RpcPreview plan_rpc_launch(const model::ModelFacts& model, const plan::P
   nodes.head_mem_available = head.mem_available;
   nodes.head_reserve_bytes = sizes.reserve;
   nodes.head_devices = head.devices;
+  nodes.head_gpus_discrete = head.discrete;
   plan.per_node = true;
   preview.nodes = rpc::plan_nodes(model, config, plan, nodes);
   for (const rpc::Endpoint& endpoint : endpoints) {

@@ -256,11 +256,17 @@ DecodeCeiling decode_ceiling_over_nodes(const model::ModelFacts& model, const rp
   std::uint64_t whole = 0;
   for (std::size_t i = 0; i < nodes.nodes.size(); ++i) {
     const rpc::NodePart& part = nodes.nodes[i];
-    for (const std::uint32_t il : part.layers) {
-      const bool mtp = il < model.layers.size() && model.layers[il].mtp;
-      stack[i] += !mtp && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
+    const auto add_layers = [&](const std::vector<std::uint32_t>& layers, bool output) {
+      for (const std::uint32_t il : layers) {
+        const bool mtp = il < model.layers.size() && model.layers[il].mtp;
+        stack[i] += !mtp && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
+      }
+      stack[i] += output ? model.output_weight_bytes : 0;
+    };
+    add_layers(part.layers, part.output_layer);
+    for (const plan::DevicePart& gpu : part.gpus) {  // a head's discrete GPUs: on that node
+      add_layers(gpu.layers, gpu.output_layer);
     }
-    stack[i] += part.output_layer ? model.output_weight_bytes : 0;
     whole += stack[i];
   }
   if (!c.available || whole == 0) {

@@ -34,6 +34,74 @@ json node_optional_json(const std::optional<std::uint64_t>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+std::string gpu_where(const plan::DevicePart& g) {
+  std::vector<std::string> parts;
+  if (!g.layers.empty()) {
+    parts.push_back("layers " + index_ranges(g.layers));
+  }
+  if (g.output_layer) {
+    parts.emplace_back("output layer");
+  }
+  if (g.projector_bytes > 0) {
+    parts.emplace_back("projector");
+  }
+  return parts.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(parts, " + "));
+}
+
+json head_gpus_json(const std::vector<plan::DevicePart>& gpus) {
+  json out = json::array();
+  for (const plan::DevicePart& g : gpus) {
+    out.push_back({{"name", g.name},
+                   {"description", g.description},
+                   {"layers", g.layers},
+                   {"output_layer", g.output_layer},
+                   {"weights_bytes", g.weights_bytes},
+                   {"cache_bytes", g.cache_bytes},
+                   {"compute_bytes", g.compute_bytes},
+                   {"runtime_bytes", g.runtime_bytes},
+                   {"projector_bytes", g.projector_bytes},
+                   {"total_bytes", g.total_bytes},
+                   {"free_bytes", node_optional_json(g.free_bytes)},
+                   {"reserve_bytes", g.reserve_bytes},
+                   {"available_bytes", node_optional_json(g.available_bytes)},
+                   {"margin_bytes", g.margin_bytes ? json(*g.margin_bytes) : json(nullptr)},
+                   {"fits", g.fits}});
+  }
+  return out;
+}
+
+// "+1.25 GiB  fits", "-0.50 GiB  DOES NOT FIT", or that the budget is unknown.
+std::string margin_verdict(const std::optional<std::uint64_t>& available,
+                           const std::optional<std::int64_t>& margin, bool fits,
+                           const TextStyle& style) {
+  if (!available || !margin) {
+    return style.yellow("⚠ budget unknown: not checked");
+  }
+  const std::int64_t m = *margin;
+  const std::string text = fmt::format("{}{:.2f} GiB", m < 0 ? "-" : "+",
+                                       static_cast<double>(m < 0 ? -m : m) / 1073741824.0);
+  return fits ? style.green(text + "  fits") : style.red(text + "  DOES NOT FIT");
+}
+
+// A head's discrete GPU: its part against its own free memory.
+std::string render_head_gpu(const plan::DevicePart& g, const TextStyle& style) {
+  std::string out = fmt::format(
+      "  {:<22}{:>12} of {:>12} {:<26}{}\n", "head " + g.name,
+      fmt::format("{:.2f} MiB", node_mib(g.total_bytes)),
+      g.available_bytes ? fmt::format("{:.2f} MiB", node_mib(*g.available_bytes))
+                        : std::string("?"),
+      "(free − reserve)", margin_verdict(g.available_bytes, g.margin_bytes, g.fits, style));
+  out += fmt::format(
+      "    {} on {}{}: weights {:.2f} + KV/state {:.2f} + compute {:.2f} + CUDA context {:.2f}{} "
+      "MiB\n",
+      gpu_where(g), g.name, g.description.empty() ? "" : " (" + g.description + ")",
+      node_mib(g.weights_bytes), node_mib(g.cache_bytes), node_mib(g.compute_bytes),
+      node_mib(g.runtime_bytes),
+      g.projector_bytes > 0 ? fmt::format(" + projector {:.2f}", node_mib(g.projector_bytes))
+                            : std::string());
+  return out;
+}
+
 }  // namespace
 
 json rpc_to_json(const RpcPreview& rpc) {
@@ -71,7 +139,8 @@ json rpc_to_json(const RpcPreview& rpc) {
                      {"reserve_bytes", n.reserve_bytes},
                      {"available_bytes", node_optional_json(n.available_bytes)},
                      {"margin_bytes", n.margin_bytes ? json(*n.margin_bytes) : json(nullptr)},
-                     {"fits", n.fits}});
+                     {"fits", n.fits},
+                     {"gpus", head_gpus_json(n.gpus)}});
   }
   return {{"head_protocol_version", rpc.head_version.to_string()},
           {"workers", workers},
@@ -93,15 +162,11 @@ std::string render_rpc_text(const RpcPreview& rpc, const TextStyle& style) {
       style.bold("per node (RPC)"), rpc.nodes.gpu_layers, rpc.nodes.layer_count,
       rpc.workers.size());
   for (const rpc::NodePart& n : rpc.nodes.nodes) {
-    std::string verdict;
-    if (!n.available_bytes) {
-      verdict = style.yellow("⚠ budget unknown: not checked");
-    } else {
-      const std::int64_t m = *n.margin_bytes;
-      const std::string margin = fmt::format("{}{:.2f} GiB", m < 0 ? "-" : "+",
-                                             static_cast<double>(m < 0 ? -m : m) / 1073741824.0);
-      verdict = n.fits ? style.green(margin + "  fits") : style.red(margin + "  DOES NOT FIT");
-    }
+    // A head with discrete GPUs: its line is its host memory, each GPU has its own.
+    const bool host_only = !n.gpus.empty();
+    const std::string verdict =
+        margin_verdict(n.available_bytes, n.margin_bytes,
+                       host_only ? n.margin_bytes && *n.margin_bytes >= 0 : n.fits, style);
     const bool head = n.node == "head";
     out += fmt::format("  {:<22}{:>12} of {:>12} {:<26}{}\n", n.node,
                        fmt::format("{:.2f} MiB", node_mib(n.total_bytes)),
@@ -110,15 +175,18 @@ std::string render_rpc_text(const RpcPreview& rpc, const TextStyle& style) {
                        head ? "(MemAvailable − reserve)" : "(free − reserve)", verdict);
     out += fmt::format(
         "    {} on {}: weights {:.2f} + KV/state {:.2f} + compute {:.2f} + {} {:.2f}{} MiB\n",
-        node_where(n), fmt::join(n.devices, ", "), node_mib(n.weights_bytes),
-        node_mib(n.cache_bytes), node_mib(n.compute_bytes), head ? "llama-server" : "rpc-server",
-        node_mib(n.runtime_bytes),
+        node_where(n), host_only ? "CPU" : fmt::format("{}", fmt::join(n.devices, ", ")),
+        node_mib(n.weights_bytes), node_mib(n.cache_bytes), node_mib(n.compute_bytes),
+        head ? "llama-server" : "rpc-server", node_mib(n.runtime_bytes),
         head ? fmt::format(" + output, prompt cache, margin {:.2f}", node_mib(n.host_bytes))
              : std::string());
     if (n.free_is_total) {
       out += "    " + style.yellow("note:") +
              " a CPU worker reports its whole memory as free; its budget is its total memory, "
              "less what else runs there\n";
+    }
+    for (const plan::DevicePart& g : n.gpus) {
+      out += render_head_gpu(g, style);
     }
   }
   if (rpc.nodes.budgets_known) {
@@ -150,7 +218,19 @@ std::string render_rpc_text(const RpcPreview& rpc, const TextStyle& style) {
 std::string rpc_refusal(const rpc::NodePlan& nodes) {
   std::string out;
   for (const rpc::NodePart& n : nodes.nodes) {
-    if (n.fits || !n.available_bytes) {
+    for (const plan::DevicePart& g : n.gpus) {
+      if (g.fits || !g.available_bytes || !g.free_bytes) {
+        continue;
+      }
+      out += fmt::format(
+          "the head's {} needs {:.2f} MiB ({}: weights {:.2f} + KV/state {:.2f} + compute {:.2f} "
+          "+ CUDA context {:.2f} MiB …) but has {:.2f} MiB (free {:.2f} − reserve {:.2f} MiB). ",
+          g.name, node_mib(g.total_bytes), gpu_where(g), node_mib(g.weights_bytes),
+          node_mib(g.cache_bytes), node_mib(g.compute_bytes), node_mib(g.runtime_bytes),
+          node_mib(*g.available_bytes), node_mib(*g.free_bytes), node_mib(g.reserve_bytes));
+    }
+    const bool host_fits = n.margin_bytes && *n.margin_bytes >= 0;
+    if (host_fits || !n.available_bytes) {
       continue;
     }
     out += fmt::format(

@@ -45,11 +45,20 @@ void judge_node(NodePart& part) {
 struct NodeDevices {
   std::vector<plan::GpuBudget> devices;
   std::vector<std::size_t> node_of_device;
-  std::size_t head_index = 0;  // the head's node, after the workers'
+  std::size_t head_index = 0;         // the head's node, after the workers'
+  std::size_t first_head_device = 0;  // the head's own devices follow the workers'
+  bool head_discrete = false;         // they are discrete GPUs, each with its own part
 
   // The node of `device` (of the assignment: -1 the head's CPU).
   std::size_t node_of(int device) const {
     return device < 0 ? head_index : node_of_device[static_cast<std::size_t>(device)];
+  }
+  // The index of `device` among the head's discrete GPUs (NodePart::gpus); -1 for any other.
+  int head_gpu_of(int device) const {
+    if (!head_discrete || device < 0 || static_cast<std::size_t>(device) < first_head_device) {
+      return -1;
+    }
+    return device - static_cast<int>(first_head_device);
   }
 };
 
@@ -84,10 +93,21 @@ NodeDevices list_nodes(NodePlan& out, const NodeBudgets& budgets) {
   head.reserve_bytes = budgets.head_reserve_bytes;
   head.free_bytes = budgets.head_mem_available;
   head.devices.push_back("CPU");
+  listed.first_head_device = listed.devices.size();
+  listed.head_discrete = budgets.head_gpus_discrete && !budgets.head_devices.empty();
   for (const plan::GpuBudget& own : budgets.head_devices) {
     head.devices.push_back(own.name);
     listed.devices.push_back(own);
     listed.node_of_device.push_back(listed.head_index);
+    if (listed.head_discrete) {
+      plan::DevicePart gpu;
+      gpu.name = own.name;
+      gpu.description = own.description;
+      gpu.pci_bus_id = own.pci_bus_id;
+      gpu.free_bytes = own.free_bytes;
+      gpu.reserve_bytes = own.reserve_bytes;
+      head.gpus.push_back(std::move(gpu));
+    }
   }
   out.nodes.push_back(std::move(head));
   return listed;
@@ -113,10 +133,18 @@ DeviceUse place_node_layers(NodePlan& out, const model::ModelFacts& model,
     const std::uint64_t weights =
         loaded && il < model.layer_weight_bytes.size() ? model.layer_weight_bytes[il] : 0;
     const int device = where.device_of[il];
-    NodePart& part = out.nodes[listed.node_of(device)];
-    part.layers.push_back(il);
-    part.weights_bytes += weights;
-    part.cache_bytes += plan::layer_cache_bytes(model, config, plan, il);
+    const std::uint64_t cache = plan::layer_cache_bytes(model, config, plan, il);
+    if (const int gpu = listed.head_gpu_of(device); gpu >= 0) {
+      plan::DevicePart& part = out.nodes[listed.head_index].gpus[static_cast<std::size_t>(gpu)];
+      part.layers.push_back(il);
+      part.weights_bytes += weights;
+      part.cache_bytes += cache;
+    } else {
+      NodePart& part = out.nodes[listed.node_of(device)];
+      part.layers.push_back(il);
+      part.weights_bytes += weights;
+      part.cache_bytes += cache;
+    }
     if (device >= 0) {
       use.device_used[static_cast<std::size_t>(device)] = true;
     } else {
@@ -124,9 +152,15 @@ DeviceUse place_node_layers(NodePlan& out, const model::ModelFacts& model,
     }
   }
   const int output = where.output_device();
-  NodePart& output_part = out.nodes[listed.node_of(output)];
-  output_part.output_layer = true;
-  output_part.weights_bytes += model.output_weight_bytes;
+  if (const int gpu = listed.head_gpu_of(output); gpu >= 0) {
+    plan::DevicePart& part = out.nodes[listed.head_index].gpus[static_cast<std::size_t>(gpu)];
+    part.output_layer = true;
+    part.weights_bytes += model.output_weight_bytes;
+  } else {
+    NodePart& output_part = out.nodes[listed.node_of(output)];
+    output_part.output_layer = true;
+    output_part.weights_bytes += model.output_weight_bytes;
+  }
   if (output >= 0) {
     use.device_used[static_cast<std::size_t>(output)] = true;
   } else {
@@ -150,10 +184,14 @@ void add_compute_buffers(NodePlan& out, const model::ModelFacts& model,
     if (!use.device_used[d]) {
       continue;
     }
-    NodePart& part = out.nodes[listed.node_of_device[d]];
-    part.compute_bytes += buffers.main.compute_device;
+    std::uint64_t compute = buffers.main.compute_device;
     if (static_cast<int>(d) == mtp_device) {
-      part.compute_bytes += buffers.mtp.compute_device;
+      compute += buffers.mtp.compute_device;
+    }
+    if (const int gpu = listed.head_gpu_of(static_cast<int>(d)); gpu >= 0) {
+      out.nodes[listed.head_index].gpus[static_cast<std::size_t>(gpu)].compute_bytes += compute;
+    } else {
+      out.nodes[listed.node_of_device[d]].compute_bytes += compute;
     }
   }
   NodePart& head_part = out.nodes[listed.head_index];
@@ -164,6 +202,39 @@ void add_compute_buffers(NodePlan& out, const model::ModelFacts& model,
       head_part.compute_bytes += buffers.mtp.compute_device;
     }
   }
+}
+
+// The projector: on a discrete GPU of the head when it runs on one of them (CUDA0, or -mmdev's
+// device; its input image stays in host memory), else in the head's own memory (a GB10's one
+// pool, --no-mmproj-offload, or a GPU the head does not use for layers, not planned apart).
+void add_head_projector(NodePart& head, const plan::MemoryPlan& plan) {
+  const std::uint64_t bytes = plan.projector_bytes + plan.projector_compute_bytes;
+  plan::DevicePart* gpu = nullptr;
+  if (plan.projector && plan.projector->on_device) {
+    const std::string& name = plan.projector->device.empty() ? "CUDA0" : plan.projector->device;
+    const auto found = std::find_if(head.gpus.begin(), head.gpus.end(),
+                                    [&name](const plan::DevicePart& g) { return g.name == name; });
+    gpu = found == head.gpus.end() ? nullptr : &*found;
+  }
+  if (gpu == nullptr) {
+    head.weights_bytes += plan.projector_bytes;
+    head.compute_bytes += plan.projector_compute_bytes;
+    return;
+  }
+  const std::uint64_t host = std::min(plan.projector->host_compute_bytes, bytes);
+  gpu->projector_bytes = bytes - host;
+  head.compute_bytes += host;
+}
+
+// A discrete GPU of the head that holds anything gets a CUDA context (what comes with the first
+// prompts, cuBLAS and its pool, counted as on one machine), and its total.
+void size_head_gpu(plan::DevicePart& gpu, const plan::MemoryPlan& plan) {
+  if (!gpu.layers.empty() || gpu.output_layer || gpu.projector_bytes > 0) {
+    gpu.runtime_bytes = plan.runtime.device;
+    gpu.service_bytes = plan.runtime.device - plan.runtime.device_at_load;
+  }
+  gpu.total_bytes = gpu.weights_bytes + gpu.cache_bytes + gpu.compute_bytes + gpu.runtime_bytes +
+                    gpu.projector_bytes;
 }
 
 // The processes: rpc-server on each worker (a CUDA worker holds a CUDA context too), the
@@ -180,11 +251,13 @@ void add_processes(NodePlan& out, const model::ModelFacts& model, const plan::Me
   }
   NodePart& head_part = out.nodes[head_index];
   head_part.runtime_bytes = plan.runtime.host + kRpcClientBytes;
-  if (!budgets.head_devices.empty()) {
-    head_part.runtime_bytes += plan.runtime.device;
+  if (!budgets.head_devices.empty() && head_part.gpus.empty()) {
+    head_part.runtime_bytes += plan.runtime.device;  // one pool: the GPU's runtime is host memory
   }
-  head_part.weights_bytes += plan.projector_bytes;
-  head_part.compute_bytes += plan.projector_compute_bytes;
+  add_head_projector(head_part, plan);
+  for (plan::DevicePart& gpu : head_part.gpus) {
+    size_head_gpu(gpu, plan);
+  }
   const std::uint64_t host_extra = plan.output_bytes + plan.cache_ram_bytes + plan.overhead_bytes;
   const std::uint64_t cut =
       plan.calibration_bytes < 0 ? static_cast<std::uint64_t>(-plan.calibration_bytes) : 0;
@@ -193,12 +266,50 @@ void add_processes(NodePlan& out, const model::ModelFacts& model, const plan::Me
                              : host_extra + static_cast<std::uint64_t>(plan.calibration_bytes);
 }
 
+// A head GPU's budget and verdict.
+void judge_head_gpu(plan::DevicePart& gpu) {
+  gpu.available_bytes.reset();
+  if (gpu.free_bytes) {
+    gpu.available_bytes =
+        *gpu.free_bytes > gpu.reserve_bytes ? *gpu.free_bytes - gpu.reserve_bytes : 0;
+  }
+  gpu.margin_bytes = node_margin_of(gpu.available_bytes, gpu.total_bytes);
+  gpu.fits = gpu.margin_bytes && *gpu.margin_bytes >= 0;
+}
+
+// The plan's sums and verdicts, one budget (a node's memory, or a head GPU's) at a time.
+struct NodeVerdicts {
+  NodePlan& out;
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+
+  void add(const std::string& name, std::uint64_t total, std::optional<std::uint64_t> available,
+           std::optional<std::int64_t> margin, bool fits) {
+    out.total_bytes += total;
+    if (!available) {
+      out.budgets_known = false;
+      out.fits = false;
+      return;
+    }
+    out.available_bytes += *available;
+    if (!fits) {
+      out.fits = false;
+      if (out.first_short.empty()) {
+        out.first_short = name;
+      }
+    }
+    if (*margin < least) {
+      least = *margin;
+      out.tightest = name;
+    }
+  }
+};
+
 // Each node's totals and verdict, and the plan's: whether all fit, the first short, the
-// tightest.
+// tightest. A head's discrete GPUs are judged each on its own, after its host part.
 void judge_nodes(NodePlan& out, const plan::MemoryPlan& plan, std::size_t head_index) {
   out.budgets_known = true;
   out.fits = true;
-  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  NodeVerdicts verdicts{out};
   for (std::size_t n = 0; n < out.nodes.size(); ++n) {
     NodePart& part = out.nodes[n];
     part.buffer_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes;
@@ -209,22 +320,13 @@ void judge_nodes(NodePlan& out, const plan::MemoryPlan& plan, std::size_t head_i
     part.total_bytes = part.weights_bytes + part.cache_bytes + part.compute_bytes +
                        part.runtime_bytes + part.host_bytes;
     judge_node(part);
-    out.total_bytes += part.total_bytes;
-    if (!part.available_bytes) {
-      out.budgets_known = false;
-      out.fits = false;
-      continue;
-    }
-    out.available_bytes += *part.available_bytes;
-    if (!part.fits) {
-      out.fits = false;
-      if (out.first_short.empty()) {
-        out.first_short = part.node;
-      }
-    }
-    if (*part.margin_bytes < least) {
-      least = *part.margin_bytes;
-      out.tightest = part.node;
+    verdicts.add(part.node, part.total_bytes, part.available_bytes, part.margin_bytes, part.fits);
+    for (plan::DevicePart& gpu : part.gpus) {
+      part.buffer_bytes += gpu.weights_bytes + gpu.cache_bytes + gpu.compute_bytes;
+      judge_head_gpu(gpu);
+      part.fits = part.fits && gpu.fits;
+      verdicts.add(part.node + " " + gpu.name, gpu.total_bytes, gpu.available_bytes,
+                   gpu.margin_bytes, gpu.fits);
     }
   }
 }
