@@ -18,27 +18,30 @@ std::string where_text(const std::vector<std::uint32_t>& layers, bool output) {
   return fmt::format("layers {}{}", index_ranges(layers), output ? " + output" : "");
 }
 
+json device_part_json(const plan::DevicePart& g) {
+  return {{"name", g.name},
+          {"description", g.description},
+          {"pci_bus_id", g.pci_bus_id.empty() ? json(nullptr) : json(g.pci_bus_id)},
+          {"layers", g.layers},
+          {"output_layer", g.output_layer},
+          {"weights_bytes", g.weights_bytes},
+          {"cache_bytes", g.cache_bytes},
+          {"compute_bytes", g.compute_bytes},
+          {"runtime_bytes", g.runtime_bytes},
+          {"service_bytes", g.service_bytes},
+          {"projector_bytes", g.projector_bytes},
+          {"total_bytes", g.total_bytes},
+          {"free_bytes", g.free_bytes ? json(*g.free_bytes) : json(nullptr)},
+          {"reserve_bytes", g.reserve_bytes},
+          {"available_bytes", g.available_bytes ? json(*g.available_bytes) : json(nullptr)},
+          {"margin_bytes", g.margin_bytes ? json(*g.margin_bytes) : json(nullptr)},
+          {"fits", g.fits}};
+}
+
 json devices_json(const plan::DevicePlan& d) {
   json gpus = json::array();
   for (const plan::DevicePart& g : d.gpus) {
-    gpus.push_back(
-        {{"name", g.name},
-         {"description", g.description},
-         {"pci_bus_id", g.pci_bus_id.empty() ? json(nullptr) : json(g.pci_bus_id)},
-         {"layers", g.layers},
-         {"output_layer", g.output_layer},
-         {"weights_bytes", g.weights_bytes},
-         {"cache_bytes", g.cache_bytes},
-         {"compute_bytes", g.compute_bytes},
-         {"runtime_bytes", g.runtime_bytes},
-         {"service_bytes", g.service_bytes},
-         {"projector_bytes", g.projector_bytes},
-         {"total_bytes", g.total_bytes},
-         {"free_bytes", g.free_bytes ? json(*g.free_bytes) : json(nullptr)},
-         {"reserve_bytes", g.reserve_bytes},
-         {"available_bytes", g.available_bytes ? json(*g.available_bytes) : json(nullptr)},
-         {"margin_bytes", g.margin_bytes ? json(*g.margin_bytes) : json(nullptr)},
-         {"fits", g.fits}});
+    gpus.push_back(device_part_json(g));
   }
   const plan::HostPart& h = d.host;
   json doc = {{"gpu_layers", d.gpu_layers},

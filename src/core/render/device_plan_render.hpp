@@ -16,6 +16,8 @@ namespace gb10tune::render::detail {
 std::string signed_gib(std::int64_t bytes);
 // "blocks 0-30 + output", "the output layer", "no layers".
 std::string where_text(const std::vector<std::uint32_t>& layers, bool output);
+// One GPU's part as JSON: an element of "devices"' gpus, and of an RPC head's "gpus".
+nlohmann::json device_part_json(const plan::DevicePart& g);
 // The device plan as the --json document's "devices" object.
 nlohmann::json devices_json(const plan::DevicePlan& d);
 // The device plan as the text report's per-device table.

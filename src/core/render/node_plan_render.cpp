@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "device_plan_render.hpp"
 #include "gb10tune/util/shell_quote.hpp"
 #include "gb10tune/util/strings.hpp"
 
@@ -51,21 +52,7 @@ std::string gpu_where(const plan::DevicePart& g) {
 json head_gpus_json(const std::vector<plan::DevicePart>& gpus) {
   json out = json::array();
   for (const plan::DevicePart& g : gpus) {
-    out.push_back({{"name", g.name},
-                   {"description", g.description},
-                   {"layers", g.layers},
-                   {"output_layer", g.output_layer},
-                   {"weights_bytes", g.weights_bytes},
-                   {"cache_bytes", g.cache_bytes},
-                   {"compute_bytes", g.compute_bytes},
-                   {"runtime_bytes", g.runtime_bytes},
-                   {"projector_bytes", g.projector_bytes},
-                   {"total_bytes", g.total_bytes},
-                   {"free_bytes", node_optional_json(g.free_bytes)},
-                   {"reserve_bytes", g.reserve_bytes},
-                   {"available_bytes", node_optional_json(g.available_bytes)},
-                   {"margin_bytes", g.margin_bytes ? json(*g.margin_bytes) : json(nullptr)},
-                   {"fits", g.fits}});
+    out.push_back(detail::device_part_json(g));
   }
   return out;
 }
@@ -77,9 +64,7 @@ std::string margin_verdict(const std::optional<std::uint64_t>& available,
   if (!available || !margin) {
     return style.yellow("⚠ budget unknown: not checked");
   }
-  const std::int64_t m = *margin;
-  const std::string text = fmt::format("{}{:.2f} GiB", m < 0 ? "-" : "+",
-                                       static_cast<double>(m < 0 ? -m : m) / 1073741824.0);
+  const std::string text = detail::signed_gib(*margin);
   return fits ? style.green(text + "  fits") : style.red(text + "  DOES NOT FIT");
 }
 
