@@ -32,7 +32,10 @@ std::optional<std::int64_t> node_margin_of(std::optional<std::uint64_t> availabl
   return static_cast<std::int64_t>(*available) - static_cast<std::int64_t>(total);
 }
 
-void judge_node(NodePart& part) {
+// A budget's verdict: free − reserve against the total. `Part` is a NodePart or a head GPU's
+// plan::DevicePart (the same fields).
+template <typename Part>
+void judge_node(Part& part) {
   if (part.free_bytes) {
     part.available_bytes =
         *part.free_bytes > part.reserve_bytes ? *part.free_bytes - part.reserve_bytes : 0;
@@ -266,17 +269,6 @@ void add_processes(NodePlan& out, const model::ModelFacts& model, const plan::Me
                              : host_extra + static_cast<std::uint64_t>(plan.calibration_bytes);
 }
 
-// A head GPU's budget and verdict.
-void judge_head_gpu(plan::DevicePart& gpu) {
-  gpu.available_bytes.reset();
-  if (gpu.free_bytes) {
-    gpu.available_bytes =
-        *gpu.free_bytes > gpu.reserve_bytes ? *gpu.free_bytes - gpu.reserve_bytes : 0;
-  }
-  gpu.margin_bytes = node_margin_of(gpu.available_bytes, gpu.total_bytes);
-  gpu.fits = gpu.margin_bytes && *gpu.margin_bytes >= 0;
-}
-
 // The plan's sums and verdicts, one budget (a node's memory, or a head GPU's) at a time.
 struct NodeVerdicts {
   NodePlan& out;
@@ -323,7 +315,7 @@ void judge_nodes(NodePlan& out, const plan::MemoryPlan& plan, std::size_t head_i
     verdicts.add(part.node, part.total_bytes, part.available_bytes, part.margin_bytes, part.fits);
     for (plan::DevicePart& gpu : part.gpus) {
       part.buffer_bytes += gpu.weights_bytes + gpu.cache_bytes + gpu.compute_bytes;
-      judge_head_gpu(gpu);
+      judge_node(gpu);
       part.fits = part.fits && gpu.fits;
       verdicts.add(part.node + " " + gpu.name, gpu.total_bytes, gpu.available_bytes,
                    gpu.margin_bytes, gpu.fits);
